@@ -1,0 +1,250 @@
+"""The contract every wire protocol implements, and the registry that finds them.
+
+A protocol does two pure things: build the HTTP request for a probe, and turn
+the bytes of a streamed response into `Event`s. It never touches the network
+or the clock: the probe stamps each raw read with `perf_counter_ns()` and
+hands the bytes to the parser, so every event inherits the arrival time of
+the read that carried it. Nothing outside `monitor/protocols/` branches on
+the protocol; it asks the protocol object instead.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from monitor.sample import ErrorKind
+
+
+# --------------------------------------------------------------------- events
+class TokenKind(StrEnum):
+    ANSWER = "answer"  # visible answer text
+    REASONING = "reasoning"  # thinking / reasoning text or summaries
+    TOOL = "tool"  # tool-call arguments (and names)
+
+
+@dataclass(frozen=True, slots=True)
+class TokenDelta:
+    """Generated output. `text` is never empty: empty deltas are not tokens."""
+
+    kind: TokenKind
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReport:
+    """Token counts as the provider reports them. None = not in this report.
+
+    Reports are cumulative: a later non-None value replaces an earlier one,
+    never adds to it (Anthropic `message_delta`, Gemini `usageMetadata`).
+    """
+
+    output_tokens: int | None = None
+    input_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cached_input_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """The protocol's terminal event: the answer is complete."""
+
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StreamFailure:
+    """An error reported inside the stream after HTTP 200."""
+
+    error_kind: ErrorKind
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseInfo:
+    """What the provider says about itself: returned model, provider timings."""
+
+    model_version: str | None = None
+    server_timing: Mapping[str, Any] | None = None
+
+
+Event = TokenDelta | UsageReport | Finished | StreamFailure | ResponseInfo
+
+
+class ProtocolViolation(Exception):
+    """The stream is not what the protocol promises (error_kind `protocol`)."""
+
+
+# ------------------------------------------------------------------- requests
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: str
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeRequest:
+    """Everything a protocol needs to build one request. Holds the secret."""
+
+    base_url: str
+    model: str
+    messages: tuple[Message, ...]
+    max_tokens: int
+    region: str = ""
+    api_key: str | None = field(default=None, repr=False)
+    headers: Mapping[str, str] = field(default_factory=dict)
+    params: Mapping[str, Any] = field(default_factory=dict)
+    # Protocol-specific settings from the provider config (azure api_version,
+    # gemini auth style, AWS profile ...). Validated by the protocol.
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class HttpRequest:
+    method: str
+    url: str
+    headers: dict[str, str]
+    body: bytes
+
+
+def json_body(payload: Mapping[str, Any], params: Mapping[str, Any]) -> bytes:
+    """Serialise a request body with the config's extra `params` deep-merged."""
+    return json.dumps(deep_merge(dict(payload), params), separators=(",", ":")).encode()
+
+
+def deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            base[key] = deep_merge(dict(base[key]), value)
+        else:
+            base[key] = value
+    return base
+
+
+def join_url(base: str, path: str) -> str:
+    return base.rstrip("/") + "/" + path.lstrip("/")
+
+
+# ------------------------------------------------------------------- protocol
+class StreamParser(ABC):
+    """Incremental, pure: bytes in, events out. Raises ProtocolViolation."""
+
+    @abstractmethod
+    def feed(self, data: bytes) -> list[Event]: ...
+
+    def close(self) -> list[Event]:
+        """The body ended. Flush whatever an unterminated last line holds."""
+        return []
+
+
+class WireProtocol(ABC):
+    name: ClassVar[str]
+    # Media types a successful streamed answer may carry; anything else
+    # (an HTML error page behind a 200, say) is a `protocol` error.
+    content_types: ClassVar[tuple[str, ...]] = ("text/event-stream",)
+    request_id_headers: ClassVar[tuple[str, ...]] = ("x-request-id", "request-id")
+
+    @abstractmethod
+    def build_request(self, req: ProbeRequest) -> HttpRequest: ...
+
+    @abstractmethod
+    def new_parser(self) -> StreamParser: ...
+
+    def config_errors(self, options: Mapping[str, Any], has_api_key: bool) -> list[str]:
+        """Problems with a provider's settings, as `field: message` strings."""
+        return []
+
+    def accepts_content_type(self, content_type: str | None) -> bool:
+        if not content_type:
+            return False
+        media = content_type.split(";", 1)[0].strip().lower()
+        return media in self.content_types
+
+    def request_id(self, headers: Mapping[str, str]) -> str | None:
+        for name in self.request_id_headers:
+            value = headers.get(name)
+            if value:
+                return value
+        return None
+
+    def error_message(self, status: int, body: bytes) -> str:
+        """A short human message from an error response body."""
+        return error_message_from_body(status, body)
+
+
+def classify_http_status(status: int) -> ErrorKind | None:
+    """The error kind of a non-2xx status (None for success)."""
+    if 200 <= status < 300:
+        return None
+    if status in (401, 403):
+        return ErrorKind.AUTH
+    if status == 429:
+        return ErrorKind.RATE_LIMITED
+    if status >= 500:  # includes Anthropic's 529 overloaded
+        return ErrorKind.SERVER_ERROR
+    return ErrorKind.CLIENT_ERROR
+
+
+def error_message_from_body(status: int, body: bytes) -> str:
+    """Pull `error.message` (or similar) out of a JSON error; else the text."""
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    message = _find_message(data)
+    if message:
+        return f"HTTP {status}: {message}"
+    if text.lstrip().lower().startswith(("<!doctype", "<html")):
+        return f"HTTP {status}: HTML error page"
+    return f"HTTP {status}: {text}" if text else f"HTTP {status}"
+
+
+def _find_message(data: Any, depth: int = 0) -> str | None:
+    if depth > 3:
+        return None
+    if isinstance(data, list) and data:
+        return _find_message(data[0], depth + 1)
+    if not isinstance(data, dict):
+        return None
+    for key in ("message", "Message", "detail", "error_description"):
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            return value
+    for key in ("error", "errors"):
+        if key in data:
+            inner = data[key]
+            if isinstance(inner, str) and inner:
+                return inner
+            found = _find_message(inner, depth + 1)
+            if found:
+                return found
+    return None
+
+
+# ------------------------------------------------------------------- registry
+_REGISTRY: dict[str, WireProtocol] = {}
+
+
+def register(cls: type[WireProtocol]) -> type[WireProtocol]:
+    _REGISTRY[cls.name] = cls()
+    return cls
+
+
+def get_protocol(name: str) -> WireProtocol:
+    import monitor.protocols  # noqa: F401  (populates the registry)
+
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown protocol {name!r}") from None
+
+
+def protocol_names() -> list[str]:
+    import monitor.protocols  # noqa: F401
+
+    return sorted(_REGISTRY)

@@ -1,0 +1,226 @@
+"""`openai-chat`: OpenAI Chat Completions SSE and every compatible host.
+
+Covers api.openai.com, Groq, Together, Fireworks, DeepSeek, Mistral,
+OpenRouter, vLLM, llama.cpp and LM Studio. Their differences live in the
+chunks, not the framing: reasoning arrives as `reasoning_content` (DeepSeek,
+z.ai), `reasoning` (Groq, OpenRouter), typed content parts (Mistral) or
+inline `<think>` tags (DeepSeek-R1 on Together); usage arrives on the last
+chunk, on the finish chunk or after it; provider timings ride along as
+`x_groq.usage`, llama.cpp `timings` or `sla_metrics`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from monitor.protocols.base import (
+    Event,
+    Finished,
+    HttpRequest,
+    ProbeRequest,
+    ResponseInfo,
+    StreamFailure,
+    StreamParser,
+    TokenDelta,
+    TokenKind,
+    UsageReport,
+    WireProtocol,
+    error_message_from_body,
+    join_url,
+    json_body,
+    register,
+)
+from monitor.protocols.sse import SSEDecoder, as_int, loads_json
+from monitor.sample import ErrorKind
+
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+
+
+def chat_body(req: ProbeRequest, max_tokens_field: str, include_usage: bool) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": req.model,
+        "messages": [{"role": m.role, "content": m.content} for m in req.messages],
+        max_tokens_field: req.max_tokens,
+        "stream": True,
+    }
+    if include_usage:
+        body["stream_options"] = {"include_usage": True}
+    return body
+
+
+def _default_max_tokens_field(base_url: str) -> str:
+    # OpenAI's own reasoning models reject `max_tokens`; most compatible
+    # hosts do not know `max_completion_tokens`. Pick per host, allow override.
+    host = urlsplit(base_url).hostname or ""
+    return "max_completion_tokens" if host.endswith("openai.com") else "max_tokens"
+
+
+@register
+class OpenAIChat(WireProtocol):
+    name = "openai-chat"
+
+    def build_request(self, req: ProbeRequest) -> HttpRequest:
+        field = req.options.get("max_tokens_field") or _default_max_tokens_field(req.base_url)
+        body = chat_body(req, field, bool(req.options.get("include_usage", True)))
+        headers = {"content-type": "application/json", "accept": "text/event-stream"}
+        if req.api_key:
+            headers["authorization"] = f"Bearer {req.api_key}"
+        headers.update(req.headers)
+        return HttpRequest("POST", join_url(req.base_url, "chat/completions"), headers, json_body(body, req.params))
+
+    def new_parser(self) -> StreamParser:
+        return ChatCompletionsParser()
+
+    def config_errors(self, options: Mapping[str, Any], has_api_key: bool) -> list[str]:
+        errors = []
+        field = options.get("max_tokens_field")
+        if field is not None and field not in ("max_tokens", "max_completion_tokens"):
+            errors.append("options.max_tokens_field: must be max_tokens or max_completion_tokens")
+        return errors
+
+
+class ChatCompletionsParser(StreamParser):
+    """Chat-completion chunks to events. Shared with `azure-openai`."""
+
+    def __init__(self) -> None:
+        self._sse = SSEDecoder()
+        self._model_seen = False
+        self._finish_reason: str | None = None
+        self._done = False
+        # Inline <think> handling: None = undecided, True = inside, False = answer.
+        self._in_think: bool | None = None
+
+    def feed(self, data: bytes) -> list[Event]:
+        out: list[Event] = []
+        for ev in self._sse.feed(data):
+            self._on_data(ev.data, out)
+        return out
+
+    def close(self) -> list[Event]:
+        out: list[Event] = []
+        for ev in self._sse.close():
+            self._on_data(ev.data, out)
+        # Some hosts (and some Azure deployments) end the body cleanly after
+        # the finish chunk without `[DONE]`: the model did finish.
+        if not self._done and self._finish_reason is not None:
+            out.append(Finished(self._finish_reason))
+        return out
+
+    def _on_data(self, data: str, out: list[Event]) -> None:
+        if self._done:
+            return
+        if data.strip() == "[DONE]":
+            self._done = True
+            out.append(Finished(self._finish_reason))
+            return
+        chunk = loads_json(data, "chunk")
+        if not isinstance(chunk, dict):
+            return
+        if not self._model_seen and chunk.get("model"):
+            self._model_seen = True
+            version = str(chunk["model"])
+            fingerprint = chunk.get("system_fingerprint")
+            if fingerprint:
+                version = f"{version} {fingerprint}"
+            out.append(ResponseInfo(model_version=version))
+        for choice in chunk.get("choices") or ():
+            if isinstance(choice, dict):
+                self._on_choice(choice, out)
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            out.append(usage_report(usage))
+        timing = _server_timing(chunk)
+        if timing:
+            out.append(ResponseInfo(server_timing=timing))
+        error = chunk.get("error")
+        if error:
+            out.append(StreamFailure(ErrorKind.STREAM_ERROR, _error_text(error)))
+
+    def _on_choice(self, choice: dict[str, Any], out: list[Event]) -> None:
+        delta = choice.get("delta")
+        if isinstance(delta, dict):
+            for key in ("reasoning_content", "reasoning"):
+                text = delta.get(key)
+                if isinstance(text, str) and text:
+                    out.append(TokenDelta(TokenKind.REASONING, text))
+            self._on_content(delta.get("content"), out)
+            for call in delta.get("tool_calls") or ():
+                fn = call.get("function") if isinstance(call, dict) else None
+                if isinstance(fn, dict):
+                    text = (fn.get("name") or "") + (fn.get("arguments") or "")
+                    if text:
+                        out.append(TokenDelta(TokenKind.TOOL, text))
+        elif isinstance(choice.get("text"), str):  # legacy completion-style chunk
+            self._on_content(choice["text"], out)
+        if choice.get("finish_reason"):
+            self._finish_reason = str(choice["finish_reason"])
+
+    def _on_content(self, content: Any, out: list[Event]) -> None:
+        if isinstance(content, str):
+            if content:
+                self._on_text(content, out)
+        elif isinstance(content, list):  # Mistral typed parts
+            for part in content:
+                if not isinstance(part, dict):
+                    continue
+                if part.get("type") == "thinking":
+                    text = "".join(p.get("text", "") for p in part.get("thinking") or () if isinstance(p, dict))
+                    if text:
+                        out.append(TokenDelta(TokenKind.REASONING, text))
+                elif isinstance(part.get("text"), str) and part["text"]:
+                    self._on_text(part["text"], out)
+
+    def _on_text(self, text: str, out: list[Event]) -> None:
+        if self._in_think is None:
+            stripped = text.lstrip()
+            if not stripped:  # leading whitespace: still undecided
+                out.append(TokenDelta(TokenKind.ANSWER, text))
+                return
+            self._in_think = stripped.startswith(_THINK_OPEN)
+        if self._in_think:
+            head, sep, tail = text.partition(_THINK_CLOSE)
+            out.append(TokenDelta(TokenKind.REASONING, head + sep))
+            if sep:
+                self._in_think = False
+                if tail:
+                    out.append(TokenDelta(TokenKind.ANSWER, tail))
+            return
+        out.append(TokenDelta(TokenKind.ANSWER, text))
+
+
+def usage_report(usage: Mapping[str, Any]) -> UsageReport:
+    completion = usage.get("completion_tokens_details") or {}
+    prompt = usage.get("prompt_tokens_details") or {}
+    cached = as_int(prompt.get("cached_tokens")) if isinstance(prompt, dict) else None
+    if cached is None:
+        cached = as_int(usage.get("prompt_cache_hit_tokens"))  # DeepSeek
+    return UsageReport(
+        output_tokens=as_int(usage.get("completion_tokens")),
+        input_tokens=as_int(usage.get("prompt_tokens")),
+        reasoning_tokens=as_int(completion.get("reasoning_tokens")) if isinstance(completion, dict) else None,
+        cached_input_tokens=cached,
+    )
+
+
+def _server_timing(chunk: Mapping[str, Any]) -> dict[str, Any] | None:
+    timing: dict[str, Any] = {}
+    groq = chunk.get("x_groq")
+    if isinstance(groq, dict) and isinstance(groq.get("usage"), dict):
+        timing["groq"] = {k: v for k, v in groq["usage"].items() if k.endswith("_time")}
+    if isinstance(chunk.get("timings"), dict):  # llama.cpp
+        timing["llamacpp"] = chunk["timings"]
+    if isinstance(chunk.get("sla_metrics"), dict):  # Novita via HF router
+        timing["sla_metrics"] = {k: v for k, v in chunk["sla_metrics"].items() if k == "ttft_ms"}
+    return timing or None
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, dict):
+        code = error.get("code") or error.get("type")
+        message = error.get("message") or ""
+        return f"{code}: {message}" if code else str(message)
+    return str(error)
+
+

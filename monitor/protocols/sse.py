@@ -1,0 +1,129 @@
+"""Incremental framing shared by the text protocols: lines, SSE events, NDJSON.
+
+Bounded: a line longer than `max_line_bytes` is a protocol violation raised
+as soon as the buffer passes the limit, so a 10 MB line never sits in memory.
+Strict: bytes that are not UTF-8 are a protocol violation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from monitor.protocols.base import ProtocolViolation
+
+MAX_LINE_BYTES = 1 << 20  # 1 MiB: far above any real event, far below trouble
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+
+
+class LineSplitter:
+    """Splits a byte stream on CRLF, LF or CR into decoded lines."""
+
+    __slots__ = ("_buf", "_max")
+
+    def __init__(self, max_line_bytes: int = MAX_LINE_BYTES) -> None:
+        self._buf = b""
+        self._max = max_line_bytes
+
+    def feed(self, data: bytes) -> list[str]:
+        buf = self._buf + data if self._buf else data
+        # A CR at the very end may be the first half of a CRLF split across
+        # reads: hold it back so the next read sees no phantom blank line.
+        hold = b""
+        if buf.endswith(b"\r"):
+            buf, hold = buf[:-1], b"\r"
+        parts = _LINE_BREAK.split(buf)
+        rest = parts.pop() + hold
+        if len(rest) > self._max:
+            raise ProtocolViolation(f"line longer than {self._max} bytes")
+        self._buf = rest
+        return [_decode(line) for line in parts]
+
+    def close(self) -> list[str]:
+        rest, self._buf = self._buf.rstrip(b"\r"), b""
+        return [_decode(rest)] if rest else []
+
+
+def _decode(line: bytes) -> str:
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProtocolViolation(f"invalid UTF-8 at byte {exc.start} of a line") from None
+
+
+@dataclass(frozen=True, slots=True)
+class SSEEvent:
+    event: str  # "" when the stream names none (the spec's "message")
+    data: str
+
+
+class SSEDecoder:
+    """Server-sent events, tolerant of what real providers send.
+
+    Comments (`:` lines, e.g. OpenRouter's `: OPENROUTER PROCESSING`) are
+    dropped. Each `data:` line is its own event even without a blank line
+    between them: no LLM provider sends multi-line JSON, while llama.cpp
+    builds have been recorded separating events with a single newline.
+    """
+
+    __slots__ = ("_lines", "_event", "_data", "comments")
+
+    def __init__(self, max_line_bytes: int = MAX_LINE_BYTES) -> None:
+        self._lines = LineSplitter(max_line_bytes)
+        self._event = ""
+        self._data: str | None = None
+        self.comments = 0
+
+    def feed(self, data: bytes) -> list[SSEEvent]:
+        return self._handle(self._lines.feed(data))
+
+    def close(self) -> list[SSEEvent]:
+        out = self._handle(self._lines.close())
+        if self._data is not None:
+            out.append(SSEEvent(self._event, self._data))
+        self._event, self._data = "", None
+        return out
+
+    def _handle(self, lines: list[str]) -> list[SSEEvent]:
+        out: list[SSEEvent] = []
+        for line in lines:
+            if not line:
+                if self._data is not None:
+                    out.append(SSEEvent(self._event, self._data))
+                self._event, self._data = "", None
+                continue
+            if line[0] == ":":
+                self.comments += 1
+                continue
+            name, _, value = line.partition(":")
+            if value.startswith(" "):
+                value = value[1:]
+            if name == "data":
+                if self._data is not None:
+                    out.append(SSEEvent(self._event, self._data))
+                self._data = value
+            elif name == "event":
+                self._event = value
+            # id:, retry: and unknown fields carry nothing we measure
+        return out
+
+
+def loads_json(text: str, what: str = "event") -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        snippet = text[:80]
+        raise ProtocolViolation(f"malformed JSON in {what}: {snippet!r}") from None
+
+
+def as_int(value: Any) -> int | None:
+    """An integer count from a usage field, tolerating floats and junk."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None

@@ -1,0 +1,108 @@
+"""The one value every probe produces: a Sample (DESIGN §1).
+
+A Sample is what gets printed by `probe --json`, written to the database,
+spooled to disk and fed to alerting, so it is a frozen, flat value with
+JSON-friendly fields. Units are in the names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from enum import StrEnum
+from typing import Any
+
+
+class ErrorKind(StrEnum):
+    TIMEOUT = "timeout"
+    CONNECT = "connect"
+    AUTH = "auth"
+    RATE_LIMITED = "rate_limited"
+    CLIENT_ERROR = "client_error"
+    SERVER_ERROR = "server_error"
+    STREAM_ERROR = "stream_error"
+    PROTOCOL = "protocol"
+    TRUNCATED = "truncated"
+    EMPTY = "empty"
+    # Not a provider fault: the service stopped while the probe was in flight.
+    CANCELLED = "cancelled"
+
+
+class TokensSource(StrEnum):
+    USAGE = "usage"
+    ESTIMATE = "estimate"
+
+
+@dataclass(frozen=True, slots=True)
+class TargetKey:
+    """Identity of one matrix cell: `provider/model@region:prompt`."""
+
+    provider: str
+    model: str
+    region: str
+    prompt: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.provider}/{self.model}@{self.region}:{self.prompt}"
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    target: str
+    provider: str
+    model: str
+    region: str
+    prompt: str
+    started_at: datetime
+    ok: bool
+    error_kind: str | None = None
+    error_message: str | None = None
+    ttfb_ms: float | None = None
+    ttft_ms: float | None = None
+    ttft_answer_ms: float | None = None
+    total_ms: float | None = None
+    output_tokens: int | None = None
+    tokens_source: str | None = None
+    input_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    tps: float | None = None
+    chunks: int = 0
+    itl_p50_ms: float | None = None
+    itl_max_ms: float | None = None
+    dns_ms: float | None = None
+    connect_ms: float | None = None
+    tls_ms: float | None = None
+    connection_reused: bool | None = None
+    http_status: int | None = None
+    request_id: str | None = None
+    model_version: str | None = None
+    server_timing: dict[str, Any] | None = None
+    sched_lag_ms: float | None = None
+    agent: str = "local"
+    # Idempotency key: the writer and the spool replay use it so that a
+    # sample is never stored twice.
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["started_at"] = self.started_at.astimezone(timezone.utc).isoformat()
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Sample:
+        names = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k in names}
+        started = values["started_at"]
+        if isinstance(started, str):
+            started = datetime.fromisoformat(started)
+        if started.tzinfo is None:
+            started = started.replace(tzinfo=timezone.utc)
+        values["started_at"] = started
+        return cls(**values)
+
+
+SAMPLE_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Sample))
