@@ -134,6 +134,12 @@ class ChatCompletionsParser(StreamParser):
         timing = _server_timing(chunk)
         if timing:
             out.append(ResponseInfo(server_timing=timing))
+            llamacpp = timing.get("llamacpp") or {}
+            if not isinstance(usage, dict) and as_int(llamacpp.get("predicted_n")) is not None:
+                # llama.cpp counts its own generated tokens even without usage.
+                out.append(
+                    UsageReport(output_tokens=as_int(llamacpp["predicted_n"]), input_tokens=as_int(llamacpp.get("prompt_n")))
+                )
         error = chunk.get("error")
         if error:
             out.append(StreamFailure(ErrorKind.STREAM_ERROR, _error_text(error)))

@@ -1,0 +1,174 @@
+"""Turn timestamped protocol events into the metrics of DESIGN §1. Pure.
+
+The probe stamps every raw read with `perf_counter_ns()` and passes the
+events parsed from it here with that stamp; nothing in this module reads a
+clock, so recorded streams replay to exactly the numbers a live probe gets.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from monitor.protocols.base import (
+    Event,
+    Finished,
+    ResponseInfo,
+    StreamFailure,
+    TokenDelta,
+    TokenKind,
+    UsageReport,
+)
+from monitor.sample import ErrorKind, TokensSource
+from monitor.tokens import estimate_tokens
+
+NS_PER_MS = 1_000_000
+# Enough text for a faithful estimate of any answer a probe asks for, while a
+# runaway stream cannot grow memory without bound.
+MAX_TEXT_CHARS = 1_000_000
+MAX_GAPS = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class StreamMetrics:
+    """What one response stream measured; the probe adds request-level fields."""
+
+    ttft_ms: float | None
+    ttft_answer_ms: float | None
+    total_ms: float | None
+    output_tokens: int | None
+    tokens_source: str | None
+    input_tokens: int | None
+    reasoning_tokens: int | None
+    cached_input_tokens: int | None
+    tps: float | None
+    chunks: int
+    itl_p50_ms: float | None
+    itl_max_ms: float | None
+    model_version: str | None
+    server_timing: dict[str, Any] | None
+    finished: bool
+    failure: StreamFailure | None
+
+
+class StreamMeasurement:
+    """Accumulates events of one stream; `metrics()` summarises them."""
+
+    def __init__(self, t0_ns: int) -> None:
+        self.t0_ns = t0_ns
+        self.first_token_ns: int | None = None
+        self.first_answer_ns: int | None = None
+        self.last_token_ns: int | None = None
+        self.finished_ns: int | None = None
+        self.failure: StreamFailure | None = None
+        self.chunks = 0
+        self._gaps_ns: list[int] = []
+        self._text: list[str] = []
+        self._text_chars = 0
+        self._usage = UsageReport()
+        self._model_version: str | None = None
+        self._server_timing: dict[str, Any] = {}
+
+    @property
+    def finished(self) -> bool:
+        return self.finished_ns is not None
+
+    def add(self, t_ns: int, events: Iterable[Event]) -> None:
+        for event in events:
+            if isinstance(event, TokenDelta):
+                self._on_token(t_ns, event)
+            elif isinstance(event, UsageReport):
+                self._usage = _merge_usage(self._usage, event)
+            elif isinstance(event, Finished):
+                if self.finished_ns is None:
+                    self.finished_ns = t_ns
+            elif isinstance(event, StreamFailure):
+                if self.failure is None:
+                    self.failure = event
+            elif isinstance(event, ResponseInfo):
+                if event.model_version and not self._model_version:
+                    self._model_version = event.model_version
+                if event.server_timing:
+                    self._server_timing.update(event.server_timing)
+
+    def _on_token(self, t_ns: int, token: TokenDelta) -> None:
+        if not token.text:
+            return
+        if self.first_token_ns is None:
+            self.first_token_ns = t_ns
+        elif self.last_token_ns is not None and len(self._gaps_ns) < MAX_GAPS:
+            self._gaps_ns.append(t_ns - self.last_token_ns)
+        # "Visible" answer text: whitespace-only deltas (Claude's leading
+        # "\n\n") are output tokens for ttft_ms but show the user nothing.
+        if self.first_answer_ns is None and token.kind is TokenKind.ANSWER and not token.text.isspace():
+            self.first_answer_ns = t_ns
+        self.last_token_ns = t_ns
+        self.chunks += 1
+        if self._text_chars < MAX_TEXT_CHARS:
+            self._text.append(token.text)
+            self._text_chars += len(token.text)
+
+    def metrics(self, end_ns: int | None = None) -> StreamMetrics:
+        usage = self._usage
+        if usage.output_tokens is not None:
+            output_tokens, source = usage.output_tokens, TokensSource.USAGE
+        elif self.chunks:
+            output_tokens, source = estimate_tokens("".join(self._text)), TokensSource.ESTIMATE
+        else:
+            output_tokens, source = 0, TokensSource.ESTIMATE
+        terminal_ns = self.finished_ns if self.finished_ns is not None else end_ns
+        return StreamMetrics(
+            ttft_ms=self._ms(self.first_token_ns),
+            ttft_answer_ms=self._ms(self.first_answer_ns),
+            total_ms=self._ms(terminal_ns),
+            output_tokens=output_tokens,
+            tokens_source=str(source),
+            input_tokens=usage.input_tokens,
+            reasoning_tokens=usage.reasoning_tokens,
+            cached_input_tokens=usage.cached_input_tokens,
+            tps=decode_tps(output_tokens, self.first_token_ns, self.last_token_ns),
+            chunks=self.chunks,
+            itl_p50_ms=statistics.median(self._gaps_ns) / NS_PER_MS if self._gaps_ns else None,
+            itl_max_ms=max(self._gaps_ns) / NS_PER_MS if self._gaps_ns else None,
+            model_version=self._model_version,
+            server_timing=dict(self._server_timing) or None,
+            finished=self.finished,
+            failure=self.failure,
+        )
+
+    def outcome(self) -> tuple[ErrorKind | None, str | None]:
+        """The stream's own verdict, after the body ended normally."""
+        if self.failure is not None:
+            return self.failure.error_kind, self.failure.message
+        if not self.finished:
+            return ErrorKind.TRUNCATED, "stream ended before its terminal event"
+        if self.first_token_ns is None and not self._usage.output_tokens:
+            return ErrorKind.EMPTY, "stream finished without an output token"
+        return None, None
+
+    def _ms(self, t_ns: int | None) -> float | None:
+        return None if t_ns is None else (t_ns - self.t0_ns) / NS_PER_MS
+
+
+def decode_tps(output_tokens: int | None, first_ns: int | None, last_ns: int | None) -> float | None:
+    """Decode speed, TTFT excluded: (n - 1) tokens over first→last token time."""
+    if output_tokens is None or output_tokens < 2 or first_ns is None or last_ns is None:
+        return None
+    span_ns = last_ns - first_ns
+    if span_ns <= 0:
+        return None
+    return (output_tokens - 1) * 1e9 / span_ns
+
+
+def _merge_usage(old: UsageReport, new: UsageReport) -> UsageReport:
+    # Cumulative semantics: a later report replaces, field by field.
+    return UsageReport(
+        output_tokens=new.output_tokens if new.output_tokens is not None else old.output_tokens,
+        input_tokens=new.input_tokens if new.input_tokens is not None else old.input_tokens,
+        reasoning_tokens=new.reasoning_tokens if new.reasoning_tokens is not None else old.reasoning_tokens,
+        cached_input_tokens=(
+            new.cached_input_tokens if new.cached_input_tokens is not None else old.cached_input_tokens
+        ),
+    )
