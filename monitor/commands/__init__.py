@@ -1,0 +1,1 @@
+"""One module per `firsttoken` command, each exposing `run(args) -> int`."""

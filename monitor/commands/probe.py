@@ -1,0 +1,135 @@
+"""`firsttoken probe`: probe matching targets now and print the results."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import fnmatch
+import json
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from monitor.errors import UsageError
+from monitor.eventloop import run_async
+from monitor.http import make_client
+from monitor.probe import probe_target
+from monitor.sample import Sample
+from monitor.tokens import warm_up
+
+
+def select_targets(targets: Sequence, pattern: str) -> list:
+    return [t for t in targets if fnmatch.fnmatchcase(t.id, pattern)]
+
+
+async def probe_many(targets: Sequence, *, repeat: int, concurrency: int, agent: str, secrets, on_sample) -> None:
+    """Probe each target `repeat` times with at most `concurrency` in flight."""
+    gate = asyncio.Semaphore(concurrency)
+    async with make_client(max_connections=max(concurrency, 1)) as client:
+
+        async def one(target) -> None:
+            async with gate:
+                sample = await probe_target(client, target, agent=agent, secrets=secrets)
+            on_sample(sample)
+
+        for _ in range(repeat):
+            await asyncio.gather(*(one(t) for t in targets))
+
+
+def run(args: argparse.Namespace) -> int:
+    from monitor.config import load_config
+
+    if args.repeat < 1 or args.concurrency < 1:
+        raise UsageError("firsttoken probe: --repeat and --concurrency must be at least 1")
+    config = load_config(args.config)
+    targets = select_targets(config.targets_for_agent(config.agent), args.target)
+    if not targets:
+        raise UsageError(f"firsttoken probe: no target matches {args.target!r}")
+    warm_up()
+    samples: list[Sample] = []
+    printer = JsonPrinter(sys.stdout) if args.json else TablePrinter(sys.stdout)
+
+    def on_sample(sample: Sample) -> None:
+        samples.append(sample)
+        printer.add(sample)
+
+    run_async(
+        probe_many(
+            targets,
+            repeat=args.repeat,
+            concurrency=args.concurrency,
+            agent=config.agent,
+            secrets=config.secrets,
+            on_sample=on_sample,
+        )
+    )
+    printer.finish()
+    if args.store:
+        from monitor.storage.store import store_samples
+
+        store_samples(config.database_url, samples)
+    return 0 if any(s.ok for s in samples) else 1
+
+
+class JsonPrinter:
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def add(self, sample: Sample) -> None:
+        self.out.write(json.dumps(sample.to_dict(), separators=(",", ":"), default=str) + "\n")
+        self.out.flush()
+
+    def finish(self) -> None:
+        pass
+
+
+COLUMNS = (
+    ("target", 44),
+    ("result", 14),
+    ("ttfb_ms", 8),
+    ("ttft_ms", 8),
+    ("answer_ms", 9),
+    ("total_ms", 9),
+    ("tokens", 9),
+    ("tps", 7),
+    ("http", 4),
+)
+
+
+class TablePrinter:
+    """Rows print as probes finish, so a long run shows progress."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.errors: list[tuple[str, str]] = []
+        self.out.write("  ".join(name.ljust(width) for name, width in COLUMNS).rstrip() + "\n")
+
+    def add(self, sample: Sample) -> None:
+        tokens = "" if sample.output_tokens is None else f"{sample.output_tokens}{'~' if sample.tokens_source == 'estimate' else ''}"
+        cells = (
+            sample.target,
+            "ok" if sample.ok else str(sample.error_kind),
+            _num(sample.ttfb_ms),
+            _num(sample.ttft_ms),
+            _num(sample.ttft_answer_ms),
+            _num(sample.total_ms),
+            tokens,
+            _num(sample.tps),
+            "" if sample.http_status is None else str(sample.http_status),
+        )
+        line = "  ".join(str(cell).ljust(width) for cell, (_, width) in zip(cells, COLUMNS, strict=True))
+        self.out.write(line.rstrip() + "\n")
+        if not sample.ok and sample.error_message:
+            self.errors.append((sample.target, sample.error_message))
+        self.out.flush()
+
+    def finish(self) -> None:
+        if self.errors:
+            self.out.write("\nerrors:\n")
+            for target, message in self.errors:
+                self.out.write(f"  {target}: {message}\n")
+        self.out.write("(~ = token count estimated: the stream reported no usage)\n")
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None else f"{value:.1f}"

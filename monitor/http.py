@@ -1,0 +1,153 @@
+"""The HTTP client the probes share, with a per-request connection trace.
+
+httpx/httpcore report connect and TLS phases through the `trace` extension,
+but resolve DNS inside the TCP connect. To report `dns_ms` separately, the
+network backend resolves the host itself (timed) and connects to the address;
+TLS still verifies the original host name, which httpcore passes to
+`start_tls` from the request URL, not from what we connected to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from contextvars import ContextVar
+from typing import Any
+
+import httpcore
+import httpx
+
+# The trace of the probe running in the current task. The network backend is
+# shared by the pool, so it finds the probe to credit DNS time to here.
+CURRENT_TRACE: ContextVar[ConnectionTrace | None] = ContextVar("firsttoken_trace", default=None)
+
+
+class ConnectionTrace:
+    """Timestamps (perf_counter_ns) of one request's connection phases."""
+
+    __slots__ = ("connect_end_ns", "connect_start_ns", "dns_ns", "headers_ns", "tls_end_ns", "tls_start_ns")
+
+    def __init__(self) -> None:
+        self.dns_ns: int | None = None
+        self.connect_start_ns: int | None = None
+        self.connect_end_ns: int | None = None
+        self.tls_start_ns: int | None = None
+        self.tls_end_ns: int | None = None
+        self.headers_ns: int | None = None
+
+    async def __call__(self, name: str, info: dict[str, Any]) -> None:
+        now = time.perf_counter_ns()
+        if name == "connection.connect_tcp.started":
+            self.connect_start_ns = now
+        elif name == "connection.connect_tcp.complete":
+            self.connect_end_ns = now
+        elif name == "connection.start_tls.started":
+            self.tls_start_ns = now
+        elif name == "connection.start_tls.complete":
+            self.tls_end_ns = now
+        elif name.endswith(".receive_response_headers.complete"):
+            self.headers_ns = now
+
+    @property
+    def connection_reused(self) -> bool:
+        return self.connect_start_ns is None
+
+    @property
+    def dns_ms(self) -> float | None:
+        return None if self.dns_ns is None else self.dns_ns / 1e6
+
+    @property
+    def connect_ms(self) -> float | None:
+        """TCP connect time, DNS excluded."""
+        if self.connect_start_ns is None or self.connect_end_ns is None:
+            return None
+        return max(0, self.connect_end_ns - self.connect_start_ns - (self.dns_ns or 0)) / 1e6
+
+    @property
+    def tls_ms(self) -> float | None:
+        if self.tls_start_ns is None or self.tls_end_ns is None:
+            return None
+        return (self.tls_end_ns - self.tls_start_ns) / 1e6
+
+
+class ResolvingBackend(httpcore.AsyncNetworkBackend):
+    """Resolves (timed) before connecting, so DNS time is its own number."""
+
+    def __init__(self, inner: httpcore.AsyncNetworkBackend | None = None) -> None:
+        self._inner = inner or httpcore.AnyIOBackend()
+
+    async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        trace = CURRENT_TRACE.get()
+        start_ns = time.perf_counter_ns()
+        try:
+            async with asyncio.timeout(timeout):
+                infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except (OSError, TimeoutError) as exc:
+            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
+        if trace is not None:
+            trace.dns_ns = time.perf_counter_ns() - start_ns
+        last_error: Exception | None = None
+        for _family, _type, _proto, _name, sockaddr in _unique(infos):
+            try:
+                return await self._inner.connect_tcp(sockaddr[0], port, timeout, local_address, socket_options)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                last_error = exc
+        raise last_error or httpcore.ConnectError(f"no address for {host}")
+
+    async def connect_unix_socket(self, path, timeout=None, socket_options=None):
+        return await self._inner.connect_unix_socket(path, timeout, socket_options)
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+def _unique(infos):
+    seen = set()
+    for info in infos:
+        if info[4][0] not in seen:
+            seen.add(info[4][0])
+            yield info
+
+
+class TracedTransport(httpx.AsyncHTTPTransport):
+    """httpx's transport with the resolving backend underneath.
+
+    httpx exposes no way to pass a network backend, so the pool it built is
+    replaced by an equal one that has it (httpx is pinned; see pyproject).
+    """
+
+    def __init__(self, limits: httpx.Limits, verify: bool = True) -> None:
+        super().__init__(limits=limits, verify=verify, retries=0)
+        old = self._pool
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=old._ssl_context,
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            http1=True,
+            http2=False,
+            retries=0,
+            network_backend=ResolvingBackend(),
+        )
+
+
+def make_client(max_connections: int = 1000, keepalive_expiry_s: float = 330.0, verify: bool = True) -> httpx.AsyncClient:
+    """One pooled client for all probes.
+
+    Connections are kept alive across probe intervals (default 5.5 min covers
+    the default 5 min interval): a user's application keeps its connections
+    warm too, and `connection_reused`/`connect_ms` say when one was not.
+    """
+    limits = httpx.Limits(
+        max_connections=max_connections,
+        max_keepalive_connections=max_connections,
+        keepalive_expiry=keepalive_expiry_s,
+    )
+    return httpx.AsyncClient(
+        transport=TracedTransport(limits, verify=verify),
+        timeout=httpx.Timeout(None),  # the probe enforces its own deadlines
+        follow_redirects=False,
+        trust_env=False,
+        headers={"user-agent": "firsttoken/0.1 (+synthetic monitor)"},
+    )

@@ -1,0 +1,266 @@
+"""One probe: send a target's prompt, time the streamed answer, return a Sample.
+
+This is the thin I/O edge around the pure parser and measurement. Timing
+rules (DESIGN §1): `t0` is taken just before the request is handed to httpx
+(the request is fully built before that); every raw read is stamped with
+`perf_counter_ns()` the moment it is returned, before it is parsed.
+
+A probe never raises and never retries: every outcome is a Sample.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets as _random
+import time
+from collections.abc import Iterable
+from dataclasses import replace
+from datetime import UTC, datetime
+
+import httpx
+
+from monitor.http import CURRENT_TRACE, ConnectionTrace
+from monitor.protocols.base import (
+    HttpRequest,
+    Message,
+    ProbeRequest,
+    WireProtocol,
+    classify_http_status,
+    get_protocol,
+)
+from monitor.redact import redact
+from monitor.replay import StreamSession
+from monitor.sample import ErrorKind, Sample
+
+MAX_ERROR_BODY_BYTES = 64 * 1024
+MAX_ERROR_MESSAGE_CHARS = 500
+
+
+def with_nonce(messages: tuple[Message, ...], nonce: str) -> tuple[Message, ...]:
+    """Prefix the first message, so no provider prompt cache can match it."""
+    if not messages:
+        return messages
+    first = messages[0]
+    return (replace(first, content=f"[{nonce}] {first.content}"), *messages[1:])
+
+
+def probe_request(target, nonce: str | None = None) -> ProbeRequest:
+    """The protocol-neutral request for a config Target."""
+    prompt = target.prompt_spec
+    messages = tuple(prompt.messages)
+    if target.cache_bust:
+        messages = with_nonce(messages, nonce or _random.token_hex(4))
+    return ProbeRequest(
+        base_url=target.base_url,
+        model=target.model,
+        messages=messages,
+        max_tokens=prompt.max_tokens,
+        region=target.region,
+        api_key=target.api_key,
+        headers=dict(target.headers),
+        params=dict(target.params),
+        options=dict(target.options),
+    )
+
+
+async def probe_target(
+    client: httpx.AsyncClient,
+    target,
+    *,
+    agent: str = "local",
+    secrets: Iterable[str] = (),
+    sched_lag_ms: float | None = None,
+) -> Sample:
+    """Probe one config Target (see monitor.config.Target)."""
+    secret_values = (*secrets, *((target.api_key,) if target.api_key else ()))
+    base = Sample(
+        target=target.id,
+        provider=target.provider,
+        model=target.model,
+        region=target.region,
+        prompt=target.prompt,
+        started_at=datetime.now(UTC),
+        ok=False,
+        agent=agent,
+        sched_lag_ms=sched_lag_ms,
+    )
+    try:
+        protocol = get_protocol(target.protocol)
+        http_request = protocol.build_request(probe_request(target))
+    except Exception as exc:  # e.g. no AWS credentials in the chain
+        return _failed(base, ErrorKind.AUTH if _is_credentials_error(exc) else ErrorKind.CLIENT_ERROR,
+                       f"cannot build request: {exc}", secret_values)
+    return await measure_request(
+        client, protocol, http_request, base,
+        timeout_s=target.timeout_s, ttft_timeout_s=target.ttft_timeout_s, secrets=secret_values,
+    )
+
+
+async def measure_request(
+    client: httpx.AsyncClient,
+    protocol: WireProtocol,
+    http_request: HttpRequest,
+    base: Sample,
+    *,
+    timeout_s: float,
+    ttft_timeout_s: float,
+    secrets: Iterable[str] = (),
+) -> Sample:
+    """Send a built request and measure the response into `base`'s fields."""
+    request = client.build_request(
+        http_request.method, http_request.url, headers=http_request.headers, content=http_request.body
+    )
+    trace = ConnectionTrace()
+    request.extensions["trace"] = trace
+    trace_token = CURRENT_TRACE.set(trace)
+    loop = asyncio.get_running_loop()
+    response: httpx.Response | None = None
+    session: StreamSession | None = None
+    headers_ns: int | None = None
+    error: tuple[ErrorKind, str] | None = None
+    base = replace(base, started_at=datetime.now(UTC))
+    t0_ns = time.perf_counter_ns()
+    loop_t0 = loop.time()
+    first_deadline = loop_t0 + min(ttft_timeout_s, timeout_s)
+    try:
+        async with asyncio.timeout_at(first_deadline) as deadline:
+            try:
+                response = await client.send(request, stream=True)
+                headers_ns = trace.headers_ns or time.perf_counter_ns()
+                status_kind = classify_http_status(response.status_code)
+                if status_kind is not None:
+                    body = await _read_capped(response)
+                    error = (status_kind, _http_error_text(protocol, response, body))
+                elif not protocol.accepts_content_type(response.headers.get("content-type")):
+                    body = await _read_capped(response)
+                    error = (ErrorKind.PROTOCOL, _content_type_text(protocol, response, body))
+                else:
+                    session = StreamSession(protocol.new_parser(), t0_ns)
+                    rescheduled = False
+                    t_ns = headers_ns
+                    async for data in response.aiter_bytes():
+                        t_ns = time.perf_counter_ns()
+                        if not session.feed(t_ns, data):
+                            break
+                        if not rescheduled and session.measurement.first_token_ns is not None:
+                            deadline.reschedule(loop_t0 + timeout_s)
+                            rescheduled = True
+                    else:
+                        session.close(t_ns)
+            except httpx.HTTPError as exc:
+                error = _transport_error(exc, headers_received=headers_ns is not None)
+    except TimeoutError:
+        got_token = session is not None and session.measurement.first_token_ns is not None
+        if got_token:
+            error = (ErrorKind.TIMEOUT, f"probe exceeded timeout of {timeout_s:g}s")
+        else:
+            error = (ErrorKind.TIMEOUT, f"no first token within {min(ttft_timeout_s, timeout_s):g}s")
+    except Exception as exc:  # never let a probe crash the service
+        error = (ErrorKind.PROTOCOL, f"unexpected {type(exc).__name__}: {exc}")
+    finally:
+        end_ns = time.perf_counter_ns()
+        CURRENT_TRACE.reset(trace_token)
+        if response is not None:
+            await _close_quietly(response)
+    return _assemble(base, protocol, response, trace, t0_ns, headers_ns, end_ns, session, error, secrets)
+
+
+def _assemble(base, protocol, response, trace, t0_ns, headers_ns, end_ns, session, error, secrets) -> Sample:
+    fields: dict = {
+        "dns_ms": trace.dns_ms,
+        "connect_ms": trace.connect_ms,
+        "tls_ms": trace.tls_ms,
+        "connection_reused": trace.connection_reused if headers_ns is not None or trace.connect_start_ns else None,
+        "ttfb_ms": None if headers_ns is None else (headers_ns - t0_ns) / 1e6,
+    }
+    if response is not None:
+        fields["http_status"] = response.status_code
+        fields["request_id"] = protocol.request_id(response.headers)
+    if session is not None:
+        metrics = session.measurement.metrics(end_ns=end_ns)
+        fields.update(
+            ttft_ms=metrics.ttft_ms,
+            ttft_answer_ms=metrics.ttft_answer_ms,
+            total_ms=metrics.total_ms,
+            output_tokens=metrics.output_tokens,
+            tokens_source=metrics.tokens_source,
+            input_tokens=metrics.input_tokens,
+            reasoning_tokens=metrics.reasoning_tokens,
+            cached_input_tokens=metrics.cached_input_tokens,
+            tps=metrics.tps,
+            chunks=metrics.chunks,
+            itl_p50_ms=metrics.itl_p50_ms,
+            itl_max_ms=metrics.itl_max_ms,
+            model_version=metrics.model_version,
+            server_timing=metrics.server_timing,
+        )
+        if error is None:
+            error = session.outcome()
+            if error[0] is None:
+                error = None
+    else:
+        fields["total_ms"] = (end_ns - t0_ns) / 1e6
+    sample = replace(base, **fields)
+    if error is None:
+        return replace(sample, ok=True)
+    return _failed(sample, error[0], error[1], secrets)
+
+
+def _failed(sample: Sample, kind: ErrorKind, message: str, secrets: Iterable[str]) -> Sample:
+    text = redact(message, secrets)
+    if len(text) > MAX_ERROR_MESSAGE_CHARS:
+        text = text[: MAX_ERROR_MESSAGE_CHARS - 1] + "…"
+    return replace(sample, ok=False, error_kind=str(kind), error_message=text)
+
+
+def _transport_error(exc: httpx.HTTPError, headers_received: bool) -> tuple[ErrorKind, str]:
+    detail = str(exc) or type(exc).__name__
+    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+        return ErrorKind.CONNECT, f"connect failed: {detail}"
+    if isinstance(exc, httpx.DecodingError):
+        return ErrorKind.PROTOCOL, f"undecodable body: {detail}"
+    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
+        return ErrorKind.CLIENT_ERROR, detail
+    if headers_received:
+        return ErrorKind.TRUNCATED, f"connection lost mid-stream: {detail}"
+    if isinstance(exc, httpx.RemoteProtocolError) and "disconnected" not in detail.lower():
+        return ErrorKind.PROTOCOL, f"malformed HTTP response: {detail}"
+    return ErrorKind.CONNECT, f"connection lost before a response: {detail}"
+
+
+async def _read_capped(response: httpx.Response) -> bytes:
+    body = bytearray()
+    try:
+        async for data in response.aiter_bytes():
+            body += data
+            if len(body) >= MAX_ERROR_BODY_BYTES:
+                break
+    except httpx.HTTPError:
+        pass  # the status already tells the story
+    return bytes(body[:MAX_ERROR_BODY_BYTES])
+
+
+def _http_error_text(protocol: WireProtocol, response: httpx.Response, body: bytes) -> str:
+    text = protocol.error_message(response.status_code, body)
+    retry_after = response.headers.get("retry-after")
+    if response.status_code == 429 and retry_after:
+        text += f" (retry-after {retry_after})"
+    return text
+
+
+def _content_type_text(protocol: WireProtocol, response: httpx.Response, body: bytes) -> str:
+    content_type = response.headers.get("content-type") or "none"
+    hint = " (HTML page)" if body.lstrip()[:15].lower().startswith((b"<!doctype", b"<html")) else ""
+    return f"unexpected content-type {content_type}{hint} for {protocol.name}"
+
+
+async def _close_quietly(response: httpx.Response) -> None:
+    try:
+        await response.aclose()
+    except Exception:  # closing a broken connection may fail again; nothing to report
+        pass
+
+
+def _is_credentials_error(exc: Exception) -> bool:
+    name = type(exc).__name__
+    return "Credential" in name or "credential" in str(exc).lower()
