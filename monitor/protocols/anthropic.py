@@ -1,0 +1,203 @@
+"""`anthropic`: the Anthropic Messages API, streamed as SSE.
+
+What counts as a token, and why:
+- `text_delta` is answer text; Claude often opens a block with a bare "\\n\\n",
+  which is a token for `ttft_ms` but not visible text for `ttft_answer_ms`
+  (measure.py applies that rule).
+- `thinking_delta` is reasoning; the empty one sent just before the
+  `signature_delta` is not a token, and a signature is not generated text.
+- `input_json_delta` is tool-call arguments. The tool's name arrives once, in
+  the `content_block_start` of a `tool_use` block: it is generated output (as
+  OpenAI's `function.name` is), and a tool without arguments streams nothing
+  else, so the name is a TOOL token. Other block starts carry no text.
+- `redacted_thinking` blocks carry an encrypted blob, not text: no token. Their
+  cost still shows in `output_tokens`, which comes from usage.
+- `ping`, `message_start`, `content_block_stop` carry no output.
+
+Usage: `message_start` gives input and cache counts; its `output_tokens` is a
+placeholder (1 before anything was generated) and is ignored, so a truncated
+stream falls back to an estimate rather than claiming one token. The count in
+`message_delta` is cumulative and replaces earlier ones. `input_tokens` is
+reported as the whole prompt (uncached + cache reads + cache writes), the way
+OpenAI and Gemini count it, so providers compare; cache reads are `cached`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from monitor.protocols.base import (
+    Event,
+    Finished,
+    HttpRequest,
+    ProbeRequest,
+    ProtocolViolation,
+    ResponseInfo,
+    StreamFailure,
+    StreamParser,
+    TokenDelta,
+    TokenKind,
+    UsageReport,
+    WireProtocol,
+    error_message_from_body,
+    join_url,
+    json_body,
+    register,
+)
+from monitor.protocols.sse import SSEDecoder, as_int, loads_json
+from monitor.sample import ErrorKind
+
+DEFAULT_VERSION = "2023-06-01"
+_TOOL_BLOCKS = ("tool_use", "server_tool_use")
+
+
+@register
+class Anthropic(WireProtocol):
+    name = "anthropic"
+    request_id_headers = ("request-id", "x-request-id")
+
+    def build_request(self, req: ProbeRequest) -> HttpRequest:
+        system = "\n\n".join(m.content for m in req.messages if m.role == "system")
+        body: dict[str, Any] = {
+            "model": req.model,
+            "max_tokens": req.max_tokens,
+            "messages": [{"role": m.role, "content": m.content} for m in req.messages if m.role != "system"],
+            "stream": True,
+        }
+        if system:
+            body["system"] = system
+        headers = {
+            "content-type": "application/json",
+            "accept": "text/event-stream",
+            "anthropic-version": str(req.options.get("anthropic_version") or DEFAULT_VERSION),
+        }
+        if req.api_key:
+            headers["x-api-key"] = req.api_key
+        headers.update(req.headers)
+        return HttpRequest("POST", join_url(req.base_url, "v1/messages"), headers, json_body(body, req.params))
+
+    def new_parser(self) -> StreamParser:
+        return MessagesParser()
+
+    def config_errors(self, options: Mapping[str, Any], has_api_key: bool) -> list[str]:
+        version = options.get("anthropic_version")
+        if version is not None and (not isinstance(version, str) or not version):
+            return ["options.anthropic_version: must be a version string such as 2023-06-01"]
+        return []
+
+    def error_message(self, status: int, body: bytes) -> str:
+        # {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}
+        try:
+            error = json.loads(body).get("error")
+        except (ValueError, AttributeError):
+            error = None
+        if isinstance(error, dict) and error.get("message"):
+            return f"HTTP {status}: {_error_text(error)}"
+        return error_message_from_body(status, body)
+
+
+class MessagesParser(StreamParser):
+    def __init__(self) -> None:
+        self._sse = SSEDecoder()
+        self._stop_reason: str | None = None
+        self._done = False
+
+    def feed(self, data: bytes) -> list[Event]:
+        out: list[Event] = []
+        for ev in self._sse.feed(data):
+            self._on_event(ev.event, ev.data, out)
+        return out
+
+    def close(self) -> list[Event]:
+        out: list[Event] = []
+        try:
+            for ev in self._sse.close():
+                self._on_event(ev.event, ev.data, out)
+        except ProtocolViolation:
+            pass  # a tail cut mid-event is a cut-off body: the missing terminal reports `truncated`
+        return out
+
+    def _on_event(self, name: str, data: str, out: list[Event]) -> None:
+        if self._done:
+            return
+        payload = loads_json(data, f"{name or 'message'} event")
+        if not isinstance(payload, dict):
+            return
+        kind = payload.get("type") or name
+        if kind == "content_block_delta":
+            self._on_delta(payload.get("delta"), out)
+        elif kind == "content_block_start":
+            self._on_block_start(payload.get("content_block"), out)
+        elif kind == "message_start":
+            message = payload.get("message") or {}
+            if isinstance(message, dict):
+                if message.get("model"):
+                    out.append(ResponseInfo(model_version=str(message["model"])))
+                usage = message.get("usage")
+                if isinstance(usage, dict):
+                    out.append(_usage(usage, with_output=False))
+        elif kind == "message_delta":
+            delta = payload.get("delta")
+            if isinstance(delta, dict) and delta.get("stop_reason"):
+                self._stop_reason = str(delta["stop_reason"])
+            usage = payload.get("usage")
+            if isinstance(usage, dict):
+                out.append(_usage(usage, with_output=True))
+        elif kind == "message_stop":
+            self._done = True
+            out.append(Finished(self._stop_reason))
+        elif kind == "error":
+            error = payload.get("error")
+            error = error if isinstance(error, dict) else {"message": str(error)}
+            # A rate limit is the same condition as an HTTP 429, whatever the transport.
+            failure = ErrorKind.RATE_LIMITED if error.get("type") == "rate_limit_error" else ErrorKind.STREAM_ERROR
+            out.append(StreamFailure(failure, _error_text(error)))
+        # ping, content_block_stop and unknown future events carry no output.
+
+    def _on_delta(self, delta: Any, out: list[Event]) -> None:
+        if not isinstance(delta, dict):
+            return
+        kind = delta.get("type")
+        if kind == "text_delta":
+            _emit(out, TokenKind.ANSWER, delta.get("text"))
+        elif kind == "thinking_delta":
+            _emit(out, TokenKind.REASONING, delta.get("thinking"))
+        elif kind == "input_json_delta":
+            _emit(out, TokenKind.TOOL, delta.get("partial_json"))
+        # signature_delta, citations_delta: metadata about text, not text.
+
+    def _on_block_start(self, block: Any, out: list[Event]) -> None:
+        if not isinstance(block, dict):
+            return
+        kind = block.get("type")
+        if kind in _TOOL_BLOCKS:
+            _emit(out, TokenKind.TOOL, block.get("name"))
+        elif kind == "text":  # always "" so far; counted should it ever carry text
+            _emit(out, TokenKind.ANSWER, block.get("text"))
+        elif kind == "thinking":
+            _emit(out, TokenKind.REASONING, block.get("thinking"))
+        # redacted_thinking: encrypted data, not text (see module docstring).
+
+
+def _emit(out: list[Event], kind: TokenKind, text: Any) -> None:
+    if isinstance(text, str) and text:
+        out.append(TokenDelta(kind, text))
+
+
+def _usage(usage: Mapping[str, Any], with_output: bool) -> UsageReport:
+    uncached = as_int(usage.get("input_tokens"))
+    read = as_int(usage.get("cache_read_input_tokens"))
+    written = as_int(usage.get("cache_creation_input_tokens"))
+    total_input = None if uncached is None else uncached + (read or 0) + (written or 0)
+    return UsageReport(
+        output_tokens=as_int(usage.get("output_tokens")) if with_output else None,
+        input_tokens=total_input,
+        cached_input_tokens=read,
+    )
+
+
+def _error_text(error: Mapping[str, Any]) -> str:
+    kind, message = error.get("type"), error.get("message") or ""
+    return f"{kind}: {message}" if kind else str(message)

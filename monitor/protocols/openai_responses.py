@@ -1,0 +1,163 @@
+"""`openai-responses`: the OpenAI Responses API (`POST /responses`), SSE.
+
+Every event names its type twice, in `event:` and in the JSON `type`; some
+gateways (OpenRouter) send only the JSON, with `: comments` and a final
+`data: [DONE]`, so the JSON `type` is what counts.
+
+Tokens: `output_text.delta` and `refusal.delta` are answer text;
+`reasoning_summary_text.delta` and `reasoning_text.delta` are reasoning;
+`function_call_arguments.delta` and `custom_tool_call_input.delta` are tool
+output, and so is a function call's name when `output_item.added` announces
+it (generated output, as with OpenAI Chat's `function.name`). Encrypted
+reasoning items carry no text and are not tokens; a reasoning model that
+shows no summary has its first token on its first visible output.
+
+The terminal is `response.completed` or `response.incomplete` (with the
+reason, e.g. max_output_tokens), which also carry the only usage. `[DONE]`
+alone is not a terminal: without `response.completed` the answer's end and
+usage were never seen, so the stream counts as truncated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from monitor.protocols.base import (
+    Event,
+    Finished,
+    HttpRequest,
+    ProbeRequest,
+    ProtocolViolation,
+    ResponseInfo,
+    StreamFailure,
+    StreamParser,
+    TokenDelta,
+    TokenKind,
+    UsageReport,
+    WireProtocol,
+    join_url,
+    json_body,
+    register,
+)
+from monitor.protocols.sse import SSEDecoder, as_int, loads_json
+from monitor.sample import ErrorKind
+
+_DELTA_KINDS = {
+    "response.output_text.delta": TokenKind.ANSWER,
+    "response.refusal.delta": TokenKind.ANSWER,
+    "response.reasoning_summary_text.delta": TokenKind.REASONING,
+    "response.reasoning_text.delta": TokenKind.REASONING,
+    "response.function_call_arguments.delta": TokenKind.TOOL,
+    "response.custom_tool_call_input.delta": TokenKind.TOOL,
+}
+_TERMINAL = ("response.completed", "response.incomplete")
+
+
+@register
+class OpenAIResponses(WireProtocol):
+    name = "openai-responses"
+
+    def build_request(self, req: ProbeRequest) -> HttpRequest:
+        body: dict[str, Any] = {
+            "model": req.model,
+            "input": [{"role": m.role, "content": m.content} for m in req.messages],
+            "max_output_tokens": req.max_tokens,
+            "stream": True,
+        }
+        headers = {"content-type": "application/json", "accept": "text/event-stream"}
+        if req.api_key:
+            headers["authorization"] = f"Bearer {req.api_key}"
+        headers.update(req.headers)
+        return HttpRequest("POST", join_url(req.base_url, "responses"), headers, json_body(body, req.params))
+
+    def new_parser(self) -> StreamParser:
+        return ResponsesParser()
+
+
+class ResponsesParser(StreamParser):
+    def __init__(self) -> None:
+        self._sse = SSEDecoder()
+        self._model_seen = False
+        self._done = False
+
+    def feed(self, data: bytes) -> list[Event]:
+        out: list[Event] = []
+        for ev in self._sse.feed(data):
+            self._on_event(ev.event, ev.data, out)
+        return out
+
+    def close(self) -> list[Event]:
+        out: list[Event] = []
+        try:
+            for ev in self._sse.close():
+                self._on_event(ev.event, ev.data, out)
+        except ProtocolViolation:
+            pass  # a tail cut mid-event is a cut-off body: the missing terminal reports `truncated`
+        return out
+
+    def _on_event(self, name: str, data: str, out: list[Event]) -> None:
+        if self._done:
+            return
+        if data.strip() == "[DONE]":
+            self._done = True
+            return
+        payload = loads_json(data, f"{name or 'message'} event")
+        if not isinstance(payload, dict):
+            return
+        kind = payload.get("type")
+        kind = kind if isinstance(kind, str) else name
+        token_kind = _DELTA_KINDS.get(kind)
+        if token_kind is not None:
+            delta = payload.get("delta")
+            if isinstance(delta, str) and delta:
+                out.append(TokenDelta(token_kind, delta))
+            return
+        if kind == "response.output_item.added":
+            item = payload.get("item")
+            if isinstance(item, dict) and item.get("type") == "function_call" and item.get("name"):
+                out.append(TokenDelta(TokenKind.TOOL, str(item["name"])))
+            return
+        response = payload.get("response")
+        if isinstance(response, dict):
+            self._on_response(kind, response, out)
+        elif kind == "error":
+            out.append(_failure(payload.get("error") if isinstance(payload.get("error"), dict) else payload))
+
+    def _on_response(self, kind: str, response: Mapping[str, Any], out: list[Event]) -> None:
+        if not self._model_seen and response.get("model"):
+            self._model_seen = True
+            out.append(ResponseInfo(model_version=str(response["model"])))
+        if kind not in (*_TERMINAL, "response.failed"):
+            return  # created / in_progress: snapshots without new output
+        usage = response.get("usage")
+        if isinstance(usage, dict):
+            out.append(usage_report(usage))
+        if kind == "response.failed":
+            error = response.get("error")
+            out.append(_failure(error if isinstance(error, dict) else {"message": "response failed"}))
+            return
+        self._done = True
+        details = response.get("incomplete_details")
+        reason = details.get("reason") if isinstance(details, dict) else None
+        out.append(Finished(str(reason or response.get("status") or kind.rpartition(".")[2])))
+
+
+def usage_report(usage: Mapping[str, Any]) -> UsageReport:
+    # output_tokens already includes reasoning tokens; input_tokens includes cached ones.
+    out_details = usage.get("output_tokens_details")
+    in_details = usage.get("input_tokens_details")
+    return UsageReport(
+        output_tokens=as_int(usage.get("output_tokens")),
+        input_tokens=as_int(usage.get("input_tokens")),
+        reasoning_tokens=as_int(out_details.get("reasoning_tokens")) if isinstance(out_details, dict) else None,
+        cached_input_tokens=as_int(in_details.get("cached_tokens")) if isinstance(in_details, dict) else None,
+    )
+
+
+def _failure(error: Mapping[str, Any]) -> StreamFailure:
+    code = error.get("code") or error.get("type")
+    message = error.get("message") or ""
+    # A rate limit is the same condition as an HTTP 429, whatever the transport.
+    kind = ErrorKind.RATE_LIMITED if "rate_limit" in str(code or "") else ErrorKind.STREAM_ERROR
+    return StreamFailure(kind, f"{code}: {message}" if code else str(message))
