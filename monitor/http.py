@@ -132,7 +132,9 @@ class TracedTransport(httpx.AsyncHTTPTransport):
         )
 
 
-def make_client(max_connections: int = 1000, keepalive_expiry_s: float = 330.0, verify: bool = True) -> httpx.AsyncClient:
+def make_client(
+    max_connections: int = 1000, keepalive_expiry_s: float = 330.0, verify: bool = True
+) -> httpx.AsyncClient:
     """One pooled client for all probes.
 
     Connections are kept alive across probe intervals (default 5.5 min covers

@@ -88,11 +88,20 @@ async def probe_target(
         protocol = get_protocol(target.protocol)
         http_request = protocol.build_request(probe_request(target))
     except Exception as exc:  # e.g. no AWS credentials in the chain
-        return _failed(base, ErrorKind.AUTH if _is_credentials_error(exc) else ErrorKind.CLIENT_ERROR,
-                       f"cannot build request: {exc}", secret_values)
+        return _failed(
+            base,
+            ErrorKind.AUTH if _is_credentials_error(exc) else ErrorKind.CLIENT_ERROR,
+            f"cannot build request: {exc}",
+            secret_values,
+        )
     return await measure_request(
-        client, protocol, http_request, base,
-        timeout_s=target.timeout_s, ttft_timeout_s=target.ttft_timeout_s, secrets=secret_values,
+        client,
+        protocol,
+        http_request,
+        base,
+        timeout_s=target.timeout_s,
+        ttft_timeout_s=target.ttft_timeout_s,
+        secrets=secret_values,
     )
 
 

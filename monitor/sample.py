@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -89,7 +89,7 @@ class Sample:
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        out["started_at"] = self.started_at.astimezone(timezone.utc).isoformat()
+        out["started_at"] = self.started_at.astimezone(UTC).isoformat()
         return out
 
     @classmethod
@@ -100,7 +100,7 @@ class Sample:
         if isinstance(started, str):
             started = datetime.fromisoformat(started)
         if started.tzinfo is None:
-            started = started.replace(tzinfo=timezone.utc)
+            started = started.replace(tzinfo=UTC)
         values["started_at"] = started
         return cls(**values)
 

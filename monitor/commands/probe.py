@@ -105,7 +105,11 @@ class TablePrinter:
         self.out.write("  ".join(name.ljust(width) for name, width in COLUMNS).rstrip() + "\n")
 
     def add(self, sample: Sample) -> None:
-        tokens = "" if sample.output_tokens is None else f"{sample.output_tokens}{'~' if sample.tokens_source == 'estimate' else ''}"
+        tokens = (
+            ""
+            if sample.output_tokens is None
+            else f"{sample.output_tokens}{'~' if sample.tokens_source == 'estimate' else ''}"
+        )
         cells = (
             sample.target,
             "ok" if sample.ok else str(sample.error_kind),

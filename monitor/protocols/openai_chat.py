@@ -20,6 +20,7 @@ from monitor.protocols.base import (
     Finished,
     HttpRequest,
     ProbeRequest,
+    ProtocolViolation,
     ResponseInfo,
     StreamFailure,
     StreamParser,
@@ -27,7 +28,6 @@ from monitor.protocols.base import (
     TokenKind,
     UsageReport,
     WireProtocol,
-    error_message_from_body,
     join_url,
     json_body,
     register,
@@ -100,8 +100,11 @@ class ChatCompletionsParser(StreamParser):
 
     def close(self) -> list[Event]:
         out: list[Event] = []
-        for ev in self._sse.close():
-            self._on_data(ev.data, out)
+        try:
+            for ev in self._sse.close():
+                self._on_data(ev.data, out)
+        except ProtocolViolation:
+            pass  # a body cut off mid-event is truncated, not malformed
         # Some hosts (and some Azure deployments) end the body cleanly after
         # the finish chunk without `[DONE]`: the model did finish.
         if not self._done and self._finish_reason is not None:
@@ -138,7 +141,9 @@ class ChatCompletionsParser(StreamParser):
             if not isinstance(usage, dict) and as_int(llamacpp.get("predicted_n")) is not None:
                 # llama.cpp counts its own generated tokens even without usage.
                 out.append(
-                    UsageReport(output_tokens=as_int(llamacpp["predicted_n"]), input_tokens=as_int(llamacpp.get("prompt_n")))
+                    UsageReport(
+                        output_tokens=as_int(llamacpp["predicted_n"]), input_tokens=as_int(llamacpp.get("prompt_n"))
+                    )
                 )
         error = chunk.get("error")
         if error:
@@ -228,5 +233,3 @@ def _error_text(error: Any) -> str:
         message = error.get("message") or ""
         return f"{code}: {message}" if code else str(message)
     return str(error)
-
-

@@ -63,17 +63,18 @@ class SSEDecoder:
     """Server-sent events, tolerant of what real providers send.
 
     Comments (`:` lines, e.g. OpenRouter's `: OPENROUTER PROCESSING`) are
-    dropped. Each `data:` line is its own event even without a blank line
-    between them: no LLM provider sends multi-line JSON, while llama.cpp
-    builds have been recorded separating events with a single newline.
+    dropped. Each `data:` line is dispatched as its own event the moment
+    its line ends, without waiting for the blank line: no LLM provider
+    sends multi-line data, llama.cpp builds have been recorded separating
+    events with a single newline, and waiting for the next line would stamp
+    every event one read late on such a host.
     """
 
-    __slots__ = ("_lines", "_event", "_data", "comments")
+    __slots__ = ("_event", "_lines", "comments")
 
     def __init__(self, max_line_bytes: int = MAX_LINE_BYTES) -> None:
         self._lines = LineSplitter(max_line_bytes)
         self._event = ""
-        self._data: str | None = None
         self.comments = 0
 
     def feed(self, data: bytes) -> list[SSEEvent]:
@@ -81,18 +82,14 @@ class SSEDecoder:
 
     def close(self) -> list[SSEEvent]:
         out = self._handle(self._lines.close())
-        if self._data is not None:
-            out.append(SSEEvent(self._event, self._data))
-        self._event, self._data = "", None
+        self._event = ""
         return out
 
     def _handle(self, lines: list[str]) -> list[SSEEvent]:
         out: list[SSEEvent] = []
         for line in lines:
             if not line:
-                if self._data is not None:
-                    out.append(SSEEvent(self._event, self._data))
-                self._event, self._data = "", None
+                self._event = ""  # the blank line ends the event
                 continue
             if line[0] == ":":
                 self.comments += 1
@@ -101,9 +98,7 @@ class SSEDecoder:
             if value.startswith(" "):
                 value = value[1:]
             if name == "data":
-                if self._data is not None:
-                    out.append(SSEEvent(self._event, self._data))
-                self._data = value
+                out.append(SSEEvent(self._event, value))
             elif name == "event":
                 self._event = value
             # id:, retry: and unknown fields carry nothing we measure

@@ -25,7 +25,7 @@ def test_crlf_split_across_reads_is_one_break():
 
 @given(st.lists(st.integers(min_value=1, max_value=7), min_size=1, max_size=40))
 def test_any_read_boundaries_give_the_same_lines(cuts):
-    body = b"event: x\r\ndata: {\"a\": \"\xc3\xa9\"}\r\n\r\n: comment\r\ndata: [DONE]\r\n\r\n"
+    body = b'event: x\r\ndata: {"a": "\xc3\xa9"}\r\n\r\n: comment\r\ndata: [DONE]\r\n\r\n'
     pieces, pos = [], 0
     for cut in cuts:
         pieces.append(body[pos : pos + cut])
