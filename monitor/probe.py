@@ -11,6 +11,7 @@ A probe never raises and never retries: every outcome is a Sample.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets as _random
 import time
 from collections.abc import Iterable
@@ -264,10 +265,9 @@ def _content_type_text(protocol: WireProtocol, response: httpx.Response, body: b
 
 
 async def _close_quietly(response: httpx.Response) -> None:
-    try:
+    # Closing a broken connection may fail again; there is nothing to report.
+    with contextlib.suppress(Exception):
         await response.aclose()
-    except Exception:  # closing a broken connection may fail again; nothing to report
-        pass
 
 
 def _is_credentials_error(exc: Exception) -> bool:
