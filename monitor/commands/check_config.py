@@ -1,0 +1,116 @@
+"""`firsttoken check-config`: validate the config and print the expanded matrix.
+
+Exit 0 with a table of targets and a summary; exit 2 with every error, one
+line each prefixed by the file name. Nothing printed can carry a secret: all
+output goes through `redact` with the config's secrets, and the database
+URL's password is masked even when it is too short for `redact` to match.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TextIO
+from urllib.parse import urlsplit, urlunsplit
+
+from monitor.config import load_config
+from monitor.config_schema import Config, ConfigError
+from monitor.redact import MASK, redact
+from monitor.units import format_duration
+
+HEADERS = ("TARGET", "PROTOCOL", "BASE URL", "INTERVAL", "TIMEOUT", "TTFT_TIMEOUT", "AGENTS")
+
+
+def run(args: argparse.Namespace) -> int:
+    return check_config_command(args.config, sys.stdout)
+
+
+def check_config_command(
+    config_path: str, out: TextIO, err: TextIO | None = None, env: Mapping[str, str] | None = None
+) -> int:
+    err = sys.stderr if err is None else err
+    try:
+        config = load_config(config_path, env)
+    except ConfigError as exc:
+        for line in exc.errors:
+            err.write(f"{config_path}: {line}\n")
+        return 2
+    out.write(redact(report(config, config_path), config.secrets))
+    return 0
+
+
+def report(config: Config, config_path: str) -> str:
+    rows = [
+        (
+            t.id,
+            t.protocol,
+            t.base_url,
+            format_duration(t.interval_s),
+            format_duration(t.timeout_s),
+            format_duration(t.ttft_timeout_s),
+            ",".join(t.agents) or "*",
+        )
+        for t in config.targets
+    ]
+    lines = [
+        f"config: {config_path}",
+        f"database: {safe_database_url(config.database_url)}",
+        f"agent: {config.agent}",
+        "",
+        *table(HEADERS, rows),
+        "",
+        summary(config),
+        *notes(config),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
+    return [
+        "  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in (headers, *rows)
+    ]
+
+
+def summary(config: Config) -> str:
+    mine = len(config.targets_for_agent(config.agent))
+    parts = [
+        _count(len(config.targets), "target") + f" ({mine} for agent {config.agent})",
+        _count(len(config.providers), "provider"),
+        _count(len(config.prompts), "prompt"),
+        _count(len(config.alerts), "alert rule"),
+        _count(len(config.notifiers), "notifier"),
+        _count(len(config.silences), "silence"),
+    ]
+    return ", ".join(parts)
+
+
+def notes(config: Config) -> list[str]:
+    """Things that load fine but will surprise: an unused provider, a protocol not in this build."""
+    from monitor.config_sources import registered_protocols
+
+    out = []
+    used = {t.provider for t in config.targets}
+    for name in config.providers:
+        if name not in used:
+            out.append(f"note: provider {name!r} is in no check, so nothing probes it")
+    available = set(registered_protocols())
+    for protocol in sorted({p.protocol for p in config.providers.values()} - available):
+        out.append(f"note: protocol {protocol!r} is not available in this build; its targets will fail")
+    return out
+
+
+def safe_database_url(url: str) -> str:
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        host = parts.netloc.rsplit("@", 1)[-1]
+        return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:{MASK}@{host}"))
+    except ValueError:
+        return MASK
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"

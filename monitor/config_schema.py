@@ -1,0 +1,286 @@
+"""The loaded configuration as frozen values (DESIGN §3).
+
+Everything here is immutable: tuples, read-only mappings, frozen dataclasses,
+so a Config can be shared by the scheduler, the probes and the alert engine
+without anyone changing it under the others. Secret-bearing fields are
+`repr=False`, and secret strings are `monitor.redact.Secret`, whose repr is
+`'***'`, so neither a log line nor a traceback shows a key.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+from monitor.errors import ConfigurationError
+from monitor.protocols.base import Message
+from monitor.sample import TargetKey
+
+MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
+SCOPE_LABELS = ("provider", "model", "region", "prompt")
+METRICS = ("ttft_ms", "ttft_answer_ms", "tps", "total_ms", "error_rate")
+LATENCY_METRICS = ("ttft_ms", "ttft_answer_ms", "total_ms")
+PAGERDUTY_URL = "https://events.pagerduty.com/v2/enqueue"
+
+
+def frozen_map(items: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(items or {}))
+
+
+def _empty() -> Mapping[str, Any]:
+    return MappingProxyType({})
+
+
+class ConfigError(ConfigurationError):
+    """Every problem in a config, one `path.in.file: message` line each.
+
+    A `monitor.errors.ConfigurationError`, so the CLI prints it (prefixed with
+    the file name) and exits 2 without knowing about this module.
+    """
+
+    def __init__(self, errors: list[str], source: str | None = None) -> None:
+        super().__init__(list(errors), source)
+
+    def __str__(self) -> str:
+        return "\n".join(self.errors)
+
+
+def scope_matches(match: Mapping[str, str], **labels: str | None) -> bool:
+    """Does a scope (provider/model/region/prompt; None = wider) fit `match` globs?
+
+    A label the scope does not have (a provider-wide alert has no model) only
+    fits `*`: silencing one model must not mute the whole provider.
+    """
+    for label, pattern in match.items():
+        value = labels.get(label)
+        if value is None:
+            if pattern != "*":
+                return False
+        elif not fnmatch.fnmatchcase(value, pattern):
+            return False
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Defaults:
+    interval_s: float = 300.0
+    timeout_s: float = 60.0
+    ttft_timeout_s: float = 30.0
+    cache_bust: bool = True
+    max_concurrency: int = 64  # probes in flight on this agent
+    max_per_provider_region: int = 8  # in flight against one provider region
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    name: str
+    messages: tuple[Message, ...]
+    max_tokens: int
+    file: str | None = None  # as written in the config, for display
+
+
+@dataclass(frozen=True, slots=True)
+class Provider:
+    name: str
+    protocol: str
+    regions: Mapping[str, str] = field(default_factory=_empty, hash=False)  # region -> base URL
+    models: tuple[str, ...] = ()
+    api_key: str | None = field(default=None, repr=False)
+    headers: Mapping[str, str] = field(default_factory=_empty, repr=False, hash=False)
+    params: Mapping[str, Any] = field(default_factory=_empty, hash=False)
+    options: Mapping[str, Any] = field(default_factory=_empty, hash=False)
+    cache_bust: bool | None = None
+    interval_s: float | None = None
+    timeout_s: float | None = None
+    ttft_timeout_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    providers: tuple[str, ...]
+    prompts: tuple[str, ...]
+    models: tuple[str, ...] = ()  # filter; empty = every model of each provider
+    regions: tuple[str, ...] = ()  # filter; empty = every region
+    interval_s: float | None = None
+    timeout_s: float | None = None
+    ttft_timeout_s: float | None = None
+    agents: tuple[str, ...] = ()  # empty = every agent
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One cell of the matrix, with every setting resolved (check > provider > defaults)."""
+
+    key: TargetKey
+    protocol: str
+    base_url: str
+    prompt_spec: Prompt
+    interval_s: float
+    timeout_s: float
+    ttft_timeout_s: float
+    cache_bust: bool = True
+    api_key: str | None = field(default=None, repr=False)
+    headers: Mapping[str, str] = field(default_factory=_empty, repr=False, hash=False)
+    params: Mapping[str, Any] = field(default_factory=_empty, hash=False)
+    options: Mapping[str, Any] = field(default_factory=_empty, hash=False)
+    agents: tuple[str, ...] = ()  # empty = every agent
+
+    @property
+    def id(self) -> str:
+        return self.key.id
+
+    @property
+    def provider(self) -> str:
+        return self.key.provider
+
+    @property
+    def model(self) -> str:
+        return self.key.model
+
+    @property
+    def region(self) -> str:
+        return self.key.region
+
+    @property
+    def prompt(self) -> str:
+        return self.key.prompt
+
+    @property
+    def max_tokens(self) -> int:
+        return self.prompt_spec.max_tokens
+
+    def runs_on(self, agent: str) -> bool:
+        return not self.agents or agent in self.agents
+
+
+@dataclass(frozen=True, slots=True)
+class AlertRule:
+    name: str
+    metric: str  # one of METRICS
+    kind: str  # regression | threshold
+    severity: str = "page"
+    min_change: float | None = None  # regression: relative shift, 0.5 = 50%
+    percentile: float | None = None  # threshold on a latency/tps percentile
+    above: float | None = None  # ms for latency, tokens/s for tps, fraction for error_rate
+    below: float | None = None
+    window_s: float = 15 * MINUTE
+    min_samples: int = 5
+    for_evaluations: int = 2  # consecutive bad evaluations before pending -> firing
+    resolve_after: int = 3  # consecutive good evaluations before resolved
+    repeat_interval_s: float = 4 * HOUR
+    match: Mapping[str, str] = field(default_factory=_empty, hash=False)
+    baseline_window_s: float | None = None  # regression only
+
+    @property
+    def pending_evaluations(self) -> int:
+        return self.for_evaluations
+
+    def matches(self, provider: str | None, model=None, region=None, prompt=None) -> bool:
+        return scope_matches(self.match, provider=provider, model=model, region=region, prompt=prompt)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotifierConfig:
+    type: ClassVar[str] = ""
+    name: str
+    severities: tuple[str, ...] = ()  # empty = every severity
+
+    def wants(self, severity: str) -> bool:
+        return not self.severities or severity in self.severities
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WebhookConfig(NotifierConfig):
+    type: ClassVar[str] = "webhook"
+    url: str
+    secret: str | None = field(default=None, repr=False)  # HMAC-SHA256 key for X-Firsttoken-Signature
+    headers: Mapping[str, str] = field(default_factory=_empty, repr=False, hash=False)
+    timeout_s: float = 10.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PagerDutyConfig(NotifierConfig):
+    type: ClassVar[str] = "pagerduty"
+    routing_key: str = field(repr=False)
+    url: str = PAGERDUTY_URL
+    timeout_s: float = 10.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AppriseConfig(NotifierConfig):
+    type: ClassVar[str] = "apprise"
+    urls: tuple[str, ...] = field(default=(), repr=False)  # apprise URLs embed tokens
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogNotifierConfig(NotifierConfig):
+    type: ClassVar[str] = "log"
+
+
+NOTIFIER_TYPES: Mapping[str, type[NotifierConfig]] = MappingProxyType(
+    {cls.type: cls for cls in (WebhookConfig, PagerDutyConfig, AppriseConfig, LogNotifierConfig)}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Silence:
+    match: Mapping[str, str] = field(hash=False)
+    until: datetime  # aware UTC
+    starts: datetime | None = None
+    reason: str = ""
+
+    def active(self, now: datetime) -> bool:
+        return (self.starts is None or self.starts <= now) and now < self.until
+
+    def matches(self, provider: str | None, model=None, region=None, prompt=None) -> bool:
+        return scope_matches(self.match, provider=provider, model=model, region=region, prompt=prompt)
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    input: float  # USD per million input tokens
+    output: float  # USD per million output tokens
+
+    def cost_usd(self, input_tokens: int | None, output_tokens: int | None) -> float:
+        return ((input_tokens or 0) * self.input + (output_tokens or 0) * self.output) / 1e6
+
+
+@dataclass(frozen=True, slots=True)
+class Retention:
+    raw_s: float = 30 * DAY
+    rollups_s: float = 400 * DAY
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    database_url: str = "sqlite:///firsttoken.db"
+    agent: str = "local"
+    defaults: Defaults = field(default_factory=Defaults)
+    prompts: Mapping[str, Prompt] = field(default_factory=_empty, hash=False)
+    providers: Mapping[str, Provider] = field(default_factory=_empty, hash=False)
+    checks: tuple[Check, ...] = ()
+    targets: tuple[Target, ...] = ()  # the expanded matrix, sorted by id
+    alerts: tuple[AlertRule, ...] = ()
+    notifiers: tuple[NotifierConfig, ...] = ()
+    silences: tuple[Silence, ...] = ()
+    prices: Mapping[str, Price] = field(default_factory=_empty, hash=False)  # "provider/model" -> Price
+    retention: Retention = field(default_factory=Retention)
+    dashboard_url: str | None = None
+    secrets: frozenset[str] = field(default=frozenset(), repr=False)
+    source_path: Path | None = None
+
+    def targets_for_agent(self, agent: str | None = None) -> tuple[Target, ...]:
+        """The targets this agent probes: those with no `agents:` or naming it."""
+        name = self.agent if agent is None else agent
+        return tuple(t for t in self.targets if t.runs_on(name))
+
+    def target(self, target_id: str) -> Target | None:
+        return next((t for t in self.targets if t.id == target_id), None)
+
+    def price(self, provider: str, model: str) -> Price | None:
+        return self.prices.get(f"{provider}/{model}")
