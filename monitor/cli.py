@@ -47,11 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("simulate", help="run only the simulated providers")
     _common(p)
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8400)
-    p.add_argument("--scenario", help="YAML file of model behaviours")
-    p.add_argument("--truth-log", help="write one JSON truth record per request to this file")
-    p.add_argument("--api-key", help="answer 401 to any other key")
+    from monitor.simulator.run import add_arguments as simulator_arguments
+
+    simulator_arguments(p)
     return parser
 
 
@@ -76,6 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
             stream=sys.stderr,
         )
+        # httpx logs every request at INFO: noise, and URLs may carry keys.
+        logging.getLogger("httpx").setLevel(logging.DEBUG if args.debug else logging.WARNING)
         module = importlib.import_module(f"monitor.commands.{COMMANDS[args.command]}")
         return module.run(args)
     except ConfigurationError as exc:

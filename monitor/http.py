@@ -10,10 +10,13 @@ TLS still verifies the original host name, which httpcore passes to
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import time
+from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpcore
 import httpx
@@ -153,3 +156,80 @@ def make_client(
         trust_env=False,
         headers={"user-agent": "firsttoken/0.1 (+synthetic monitor)"},
     )
+
+
+async def warm_up(hosts: tuple[str, ...] = ("localhost",)) -> None:
+    """Pay one-off start-up costs before the first timed probe.
+
+    The first connection through anyio imports its asyncio backend and the
+    first getaddrinfo starts the resolver thread pool: together ~100 ms on a
+    busy 2-core machine, which would otherwise land inside the first TTFT.
+    """
+    import anyio
+
+    await anyio.sleep(0)
+    loop = asyncio.get_running_loop()
+    for host in hosts:
+        try:
+            await loop.getaddrinfo(host, 443, type=socket.SOCK_STREAM)
+        except OSError:
+            pass  # the probe will report it as `connect`
+    try:
+        stream = await anyio.connect_tcp("127.0.0.1", 9)  # discard port: usually refused, at once
+        await stream.aclose()
+    except OSError:
+        pass
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+class ClientLanes:
+    """Single-connection clients, one lent to each probe in flight.
+
+    httpcore's pool rescans every connection (quadratically, with a socket
+    readability check each) whenever a request starts or ends; at 50
+    streams to one host that cost more than the SDK's whole overhead (see
+    benchmarks/accuracy.py). A pool of one connection makes that scan O(1),
+    so each probe gets a lane of its own: an idle lane for its origin if
+    there is one (most recently used first, as its connection is the most
+    likely to be alive), else a new one.
+    """
+
+    def __init__(self, keepalive_expiry_s: float = 330.0, verify: bool = True) -> None:
+        self._keepalive_expiry_s = keepalive_expiry_s
+        self._verify = verify
+        self._idle: dict[str, list[httpx.AsyncClient]] = {}
+        self._all: list[httpx.AsyncClient] = []
+
+    @contextlib.asynccontextmanager
+    async def lane(self, url: str) -> AsyncIterator[httpx.AsyncClient]:
+        idle = self._idle.setdefault(origin_of(url), [])
+        if idle:
+            client = idle.pop()
+        else:
+            client = make_client(max_connections=1, keepalive_expiry_s=self._keepalive_expiry_s, verify=self._verify)
+            self._all.append(client)
+        try:
+            yield client
+        finally:
+            idle.append(client)
+
+    @property
+    def size(self) -> int:
+        return len(self._all)
+
+    async def aclose(self) -> None:
+        for client in self._all:
+            with contextlib.suppress(Exception):
+                await client.aclose()
+        self._all.clear()
+        self._idle.clear()
+
+    async def __aenter__(self) -> ClientLanes:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

@@ -9,10 +9,12 @@ import json
 import sys
 from collections.abc import Sequence
 from typing import TextIO
+from urllib.parse import urlsplit
 
 from monitor.errors import UsageError
 from monitor.eventloop import run_async
-from monitor.http import make_client
+from monitor.http import ClientLanes
+from monitor.http import warm_up as warm_up_network
 from monitor.probe import probe_target
 from monitor.sample import Sample
 from monitor.tokens import warm_up
@@ -25,10 +27,11 @@ def select_targets(targets: Sequence, pattern: str) -> list:
 async def probe_many(targets: Sequence, *, repeat: int, concurrency: int, agent: str, secrets, on_sample) -> None:
     """Probe each target `repeat` times with at most `concurrency` in flight."""
     gate = asyncio.Semaphore(concurrency)
-    async with make_client(max_connections=max(concurrency, 1)) as client:
+    await warm_up_network(tuple({urlsplit(t.base_url).hostname or "localhost" for t in targets}))
+    async with ClientLanes() as lanes:
 
         async def one(target) -> None:
-            async with gate:
+            async with gate, lanes.lane(target.base_url) as client:
                 sample = await probe_target(client, target, agent=agent, secrets=secrets)
             on_sample(sample)
 

@@ -1,0 +1,68 @@
+"""Fixtures shared across the suite: a real simulator process and config-built targets."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from monitor.config import load_config_text
+from monitor.simulator.testing import SimulatorProcess
+
+# Base URL path per protocol, relative to the simulator's root (what a user
+# would put under `regions:` for the real provider).
+BASE_PATH = {
+    "openai-chat": "/v1",
+    "openai-responses": "/v1",
+    "azure-openai": "",
+    "anthropic": "",
+    "gemini": "",
+    "bedrock-converse": "",
+    "ollama": "",
+}
+
+
+@pytest.fixture(scope="session")
+def simulator() -> Iterator[SimulatorProcess]:
+    """One simulator subprocess for the session: timed tests need their own process."""
+    with SimulatorProcess() as sim:
+        yield sim
+
+
+@pytest.fixture
+def make_target(simulator: SimulatorProcess, tmp_path) -> Callable:
+    """Build a real config Target pointing at the simulator."""
+
+    def build(
+        model: str,
+        protocol: str = "openai-chat",
+        *,
+        api_key: str | None = "sk-test-key",
+        ttft_timeout: str = "5s",
+        timeout: str = "10s",
+        max_tokens: int = 64,
+        cache_bust: bool = True,
+        options: dict | None = None,
+        content: str = "Explain TTFT in one sentence.",
+    ):
+        provider = {
+            "protocol": protocol,
+            "regions": {"local": simulator.base_url + BASE_PATH[protocol]},
+            "models": [model],
+            "cache_bust": cache_bust,
+        }
+        if api_key is not None:
+            provider["api_key"] = api_key
+        if options:
+            provider["options"] = options
+        config = {
+            "providers": {"sim": provider},
+            "prompts": {"p": {"messages": [{"role": "user", "content": content}], "max_tokens": max_tokens}},
+            "checks": [{"providers": ["sim"], "prompts": ["p"], "ttft_timeout": ttft_timeout, "timeout": timeout}],
+        }
+        # JSON is YAML; the loader sees exactly what a user's file would hold.
+        (target,) = load_config_text(json.dumps(config), base_dir=tmp_path, env={}).targets
+        return target
+
+    return build

@@ -1,0 +1,176 @@
+"""The probe against the simulator over real loopback HTTP (issue 2's must-shows)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import tracemalloc
+
+import pytest
+
+from monitor.eventloop import run_async
+from monitor.http import ClientLanes, warm_up
+from monitor.probe import probe_target
+from monitor.sample import Sample
+
+
+def probe_all(targets, *, concurrency: int = 1, repeat: int = 1, secrets=()) -> list[Sample]:
+    async def main() -> list[Sample]:
+        await warm_up()
+        gate = asyncio.Semaphore(concurrency)
+        async with ClientLanes() as lanes:
+
+            async def one(target):
+                async with gate, lanes.lane(target.base_url) as client:
+                    return await probe_target(client, target, secrets=secrets)
+
+            out = []
+            for _ in range(repeat):
+                out += await asyncio.gather(*(one(t) for t in targets))
+            return out
+
+    return run_async(main())
+
+
+def overheads_ms(simulator, samples: list[Sample]) -> list[float]:
+    out = []
+    for sample in samples:
+        truth = simulator.truth(sample.request_id)
+        true_ttft_ms = (truth["first_token_ns"] - truth["arrival_ns"]) / 1e6
+        out.append(sample.ttft_ms - true_ttft_ms)
+    return out
+
+
+@pytest.mark.parametrize("protocol", ["openai-chat", "azure-openai"])
+def test_ttft_is_within_a_millisecond_of_truth(simulator, make_target, protocol):
+    target = make_target("sim:ttft=80:itl=4:tokens=12:jitter=0", protocol)
+    samples = probe_all([target], repeat=15)
+    assert all(s.ok for s in samples), [s.error_message for s in samples if not s.ok]
+    overhead = overheads_ms(simulator, samples[1:])  # the first pays for the new connection
+    assert statistics.median(overhead) <= 1.0, overhead
+    assert min(overhead) >= 0, "measured TTFT can't be shorter than the server's"
+
+
+def test_usage_counts_and_decode_speed_match_the_server(simulator, make_target):
+    target = make_target("sim:ttft=30:itl=6:tokens=25:jitter=0")
+    (sample,) = probe_all([target])
+    truth = simulator.truth(sample.request_id)
+    assert sample.ok
+    assert (sample.output_tokens, sample.tokens_source) == (25, "usage")
+    assert sample.output_tokens == truth["token_count"]
+    true_tps = (truth["token_count"] - 1) / ((truth["last_token_ns"] - truth["first_token_ns"]) / 1e9)
+    assert sample.tps == pytest.approx(true_tps, rel=0.02)
+    assert sample.chunks == 25 and sample.itl_p50_ms == pytest.approx(6, abs=1.5)
+    assert sample.ttft_answer_ms == sample.ttft_ms
+    assert sample.ttfb_ms < sample.ttft_ms <= sample.total_ms
+    assert sample.request_id and sample.model_version
+    assert sample.http_status == 200
+
+
+def test_reasoning_counts_for_ttft_but_not_answer_ttft(make_target):
+    (sample,) = probe_all([make_target("sim:ttft=20:itl=5:reasoning=6:tokens=10:jitter=0")])
+    assert sample.ok
+    assert sample.ttft_answer_ms - sample.ttft_ms == pytest.approx(6 * 5, abs=4)
+    assert sample.reasoning_tokens == 6
+
+
+def test_without_usage_the_count_is_an_estimate(make_target):
+    (sample,) = probe_all([make_target("sim:ttft=10:itl=2:tokens=40:usage=false:jitter=0")])
+    assert sample.ok and sample.tokens_source == "estimate"
+    assert sample.output_tokens == pytest.approx(40, rel=0.15)
+
+
+def test_connection_trace_new_then_reused(make_target):
+    target = make_target("sim:ttft=5:itl=1:tokens=3:jitter=0")
+    first, second = probe_all([target], repeat=2)
+    assert first.connection_reused is False and first.connect_ms is not None and first.dns_ms is not None
+    assert second.connection_reused is True and second.connect_ms is None
+
+
+def test_cache_busting_nonce_makes_every_prompt_different(simulator, make_target):
+    target = make_target("sim:ttft=5:itl=1:tokens=3:jitter=0", content="same prompt")
+    samples = probe_all([target], repeat=3)
+    prompts = {simulator.truth(s.request_id).get("prompt_sha") for s in samples}
+    assert len(prompts) == 3
+    fixed = make_target("sim:ttft=5:itl=1:tokens=3:jitter=0", content="same prompt", cache_bust=False)
+    samples = probe_all([fixed], repeat=2)
+    assert len({simulator.truth(s.request_id).get("prompt_sha") for s in samples}) == 1
+
+
+FAULTS = {
+    "rate_limited": "rate_limited",
+    "server_error": "server_error",
+    "overloaded": "server_error",
+    "auth": "auth",
+    "client_error": "client_error",
+    "echo_key": "auth",
+    "reset": "truncated",
+    "truncate": "truncated",
+    "malformed": "protocol",
+    "stream_error": "stream_error",
+    "empty": "empty",
+    "huge_line": "protocol",
+    "invalid_utf8": "protocol",
+    "html": "protocol",
+    "html_502": "server_error",
+    "hang": "timeout",
+    "slow_headers": "timeout",
+}
+
+
+@pytest.mark.parametrize("protocol", ["openai-chat", "azure-openai"])
+def test_every_fault_has_its_error_kind(make_target, protocol):
+    targets = [
+        make_target(f"sim:ttft=20:itl=2:tokens=8:fault={fault}:fault_delay_ms=3000", protocol, ttft_timeout="1s")
+        for fault in FAULTS
+    ]
+    samples = probe_all(targets, concurrency=len(targets))
+    got = {s.model.split("fault=")[1].split(":")[0]: s for s in samples}
+    for fault, kind in FAULTS.items():
+        sample = got[fault]
+        assert not sample.ok, fault
+        assert sample.error_kind == kind, (fault, sample.error_kind, sample.error_message)
+        assert sample.error_message
+
+
+def test_connection_refused_is_connect(make_target):
+    target = make_target("m")
+    refused = type(target)(**{**{f: getattr(target, f) for f in target.__slots__}, "base_url": "http://127.0.0.1:9/v1"})
+    (sample,) = probe_all([refused])
+    assert sample.error_kind == "connect"
+
+
+def test_hang_ends_at_the_ttft_timeout(make_target):
+    (sample,) = probe_all([make_target("sim:fault=hang", ttft_timeout="0.5s")])
+    assert sample.error_kind == "timeout"
+    assert 500 <= sample.total_ms < 700
+
+
+def test_a_ten_megabyte_line_keeps_memory_bounded(make_target):
+    target = make_target("sim:ttft=5:fault=huge_line")
+    tracemalloc.start()
+    try:
+        (sample,) = probe_all([target])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert sample.error_kind == "protocol"
+    assert peak < 6 * 1024 * 1024, f"peak {peak / 1e6:.1f} MB while reading a 10 MB line"
+
+
+def test_an_echoed_api_key_appears_nowhere(make_target):
+    key = "sk-live-DISTINCTIVE-0123456789abcdef"
+    (sample,) = probe_all([make_target("sim:fault=echo_key", api_key=key)], secrets=[key])
+    assert sample.error_kind == "auth"
+    dumped = json.dumps(sample.to_dict())
+    assert key not in dumped and "DISTINCTIVE" not in dumped
+    assert "***" in sample.error_message
+
+
+def test_fifty_concurrent_streams_all_measure(simulator, make_target):
+    target = make_target("sim:ttft=100:itl=5:tokens=10:jitter=0")
+    samples = probe_all([target] * 50, concurrency=50)
+    assert all(s.ok for s in samples)
+    overhead = overheads_ms(simulator, samples)
+    assert statistics.quantiles(overhead, n=100)[98] < 50
