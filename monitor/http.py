@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import socket
+import ssl
 import time
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit
 
+import certifi
 import httpcore
 import httpx
 
@@ -120,8 +123,8 @@ class TracedTransport(httpx.AsyncHTTPTransport):
     replaced by an equal one that has it (httpx is pinned; see pyproject).
     """
 
-    def __init__(self, limits: httpx.Limits, verify: bool = True) -> None:
-        super().__init__(limits=limits, verify=verify, retries=0)
+    def __init__(self, limits: httpx.Limits, verify: bool | ssl.SSLContext = True) -> None:
+        super().__init__(limits=limits, verify=_ssl_context(verify), retries=0)
         old = self._pool
         self._pool = httpcore.AsyncConnectionPool(
             ssl_context=old._ssl_context,
@@ -135,8 +138,22 @@ class TracedTransport(httpx.AsyncHTTPTransport):
         )
 
 
+@functools.cache
+def default_ssl_context() -> ssl.SSLContext:
+    """One verified context for every client: building one costs ~50 ms of CPU
+    (it parses the CA bundle), which would stall the loop, and the probes in
+    flight with it, each time a lane opens."""
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+def _ssl_context(verify: bool | ssl.SSLContext) -> ssl.SSLContext | bool:
+    if verify is True:
+        return default_ssl_context()
+    return verify
+
+
 def make_client(
-    max_connections: int = 1000, keepalive_expiry_s: float = 330.0, verify: bool = True
+    max_connections: int = 1000, keepalive_expiry_s: float = 330.0, verify: bool | ssl.SSLContext = True
 ) -> httpx.AsyncClient:
     """One pooled client for all probes.
 
@@ -167,13 +184,12 @@ async def warm_up(hosts: tuple[str, ...] = ("localhost",)) -> None:
     """
     import anyio
 
+    default_ssl_context()
     await anyio.sleep(0)
     loop = asyncio.get_running_loop()
     for host in hosts:
-        try:
+        with contextlib.suppress(OSError):  # the probe itself will report it as `connect`
             await loop.getaddrinfo(host, 443, type=socket.SOCK_STREAM)
-        except OSError:
-            pass  # the probe will report it as `connect`
     try:
         stream = await anyio.connect_tcp("127.0.0.1", 9)  # discard port: usually refused, at once
         await stream.aclose()
