@@ -42,6 +42,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="one JSON object per probe per line")
     p.add_argument("--store", action="store_true", help="also write the samples to the database")
 
+    p = sub.add_parser("run", help="the service: scheduler, writer, alerting, /metrics and /healthz")
+    _common(p)
+    p.add_argument("--listen", default="127.0.0.1:9464", help="HOST:PORT for /metrics and /healthz")
+    p.add_argument(
+        "--spool-dir", help="where samples wait while the database is down (default ./firsttoken-spool-AGENT)"
+    )
+
+    p = sub.add_parser("samples", help="print stored samples")
+    _common(p)
+    p.add_argument("--target", default="*", help="glob over target ids")
+    p.add_argument("--since", default="1h", help="how far back, e.g. 15m, 1h, 7d (default 1h)")
+    p.add_argument("--limit", type=int, help="at most this many samples (the newest)")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="one JSON object per sample per line")
+    fmt.add_argument("--csv", action="store_true", help="CSV with a header row")
+
+    p = sub.add_parser("db", help="database schema: upgrade (migrate to the newest) or current")
+    _common(p)
+    p.add_argument("db_command", choices=("upgrade", "current"), metavar="{upgrade,current}")
+
     p = sub.add_parser("check-config", help="validate the config and print the expanded matrix")
     _common(p)
 
@@ -56,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
 # command name -> module under monitor.commands implementing run(args) -> int
 COMMANDS = {
     "probe": "probe",
+    "run": "run",
+    "samples": "samples",
+    "db": "db",
     "check-config": "check_config",
     "simulate": "simulate",
 }
@@ -75,7 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream=sys.stderr,
         )
         # httpx logs every request at INFO: noise, and URLs may carry keys.
-        logging.getLogger("httpx").setLevel(logging.DEBUG if args.debug else logging.WARNING)
+        for noisy in ("httpx", "alembic", "apscheduler"):
+            logging.getLogger(noisy).setLevel(logging.DEBUG if args.debug else logging.WARNING)
         module = importlib.import_module(f"monitor.commands.{COMMANDS[args.command]}")
         return module.run(args)
     except ConfigurationError as exc:

@@ -1,0 +1,125 @@
+"""Prometheus metrics and the /metrics + /healthz endpoint of `firsttoken run`.
+
+Base units are seconds, as Prometheus expects; the histograms' buckets cover
+what LLM APIs do (TTFT from 50 ms to a minute, decode 1 to 2,000 tokens/s).
+Each service owns its registry, so tests can run several side by side.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, make_wsgi_app
+from prometheus_client.exposition import ThreadingWSGIServer
+
+from monitor.sample import Sample
+
+log = logging.getLogger(__name__)
+
+LABELS = ("provider", "model", "region", "prompt", "agent")
+TTFT_BUCKETS_S = (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 1.5, 2, 3, 5, 7.5, 10, 15, 20, 30, 60)
+TPS_BUCKETS = (1, 5, 10, 20, 30, 40, 50, 75, 100, 150, 200, 300, 500, 1000, 2000)
+LAG_BUCKETS_S = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+
+
+class ProbeMetrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        self.probes = Counter("firsttoken_probes", "Probes by outcome", (*LABELS, "outcome", "error_kind"), registry=r)
+        self.ttft = Histogram(
+            "firsttoken_ttft_seconds", "Time to first token", LABELS, buckets=TTFT_BUCKETS_S, registry=r
+        )
+        self.ttft_answer = Histogram(
+            "firsttoken_ttft_answer_seconds", "Time to first answer token", LABELS, buckets=TTFT_BUCKETS_S, registry=r
+        )
+        self.total = Histogram(
+            "firsttoken_total_seconds", "Time to the terminal event", LABELS, buckets=TTFT_BUCKETS_S, registry=r
+        )
+        self.tps = Histogram(
+            "firsttoken_decode_tokens_per_second",
+            "Decode speed, TTFT excluded",
+            LABELS,
+            buckets=TPS_BUCKETS,
+            registry=r,
+        )
+        self.sched_lag = Histogram(
+            "firsttoken_sched_lag_seconds",
+            "Probe start lateness against schedule",
+            ("agent",),
+            buckets=LAG_BUCKETS_S,
+            registry=r,
+        )
+        self.targets = Gauge("firsttoken_targets", "Targets scheduled on this agent", registry=r)
+        self.in_flight = Gauge("firsttoken_probes_in_flight", "Probes in flight", registry=r)
+        self.queue_depth = Gauge("firsttoken_writer_queue_depth", "Samples waiting for the database", registry=r)
+        self.spool_bytes = Gauge("firsttoken_spool_bytes", "Bytes of samples spooled to disk", registry=r)
+        self.written = Gauge("firsttoken_samples_written", "Samples committed to the database", registry=r)
+        self.dropped = Gauge("firsttoken_samples_dropped", "Samples lost to the spool size bound", registry=r)
+        self.leader = Gauge("firsttoken_leader", "1 when this agent runs the once-only work", registry=r)
+        self.config_reloads = Counter("firsttoken_config_reloads", "Config reloads", ("result",), registry=r)
+
+    def observe(self, sample: Sample) -> None:
+        labels = (sample.provider, sample.model, sample.region, sample.prompt, sample.agent)
+        outcome = "ok" if sample.ok else "error"
+        self.probes.labels(*labels, outcome, sample.error_kind or "").inc()
+        if sample.sched_lag_ms is not None:
+            self.sched_lag.labels(sample.agent).observe(sample.sched_lag_ms / 1000)
+        if not sample.ok:
+            return  # failures count in availability, never in latency
+        if sample.ttft_ms is not None:
+            self.ttft.labels(*labels).observe(sample.ttft_ms / 1000)
+        if sample.ttft_answer_ms is not None:
+            self.ttft_answer.labels(*labels).observe(sample.ttft_answer_ms / 1000)
+        if sample.total_ms is not None:
+            self.total.labels(*labels).observe(sample.total_ms / 1000)
+        if sample.tps is not None:
+            self.tps.labels(*labels).observe(sample.tps)
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    ok: bool
+    detail: dict[str, Any]
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # scrapes every 15 s would flood the log
+        pass
+
+
+class StatusServer:
+    """Serves /metrics and /healthz from a daemon thread."""
+
+    def __init__(self, host: str, port: int, registry: CollectorRegistry, health: Callable[[], Health]) -> None:
+        metrics_app = make_wsgi_app(registry)
+
+        def app(environ, start_response):
+            path = environ.get("PATH_INFO", "")
+            if path == "/metrics":
+                return metrics_app(environ, start_response)
+            if path in ("/healthz", "/health"):
+                result = health()
+                body = json.dumps({"ok": result.ok, **result.detail}, default=str).encode()
+                status = "200 OK" if result.ok else "503 Service Unavailable"
+                start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+                return [body]
+            start_response("404 Not Found", [("Content-Type", "text/plain")])
+            return [b"not found: try /metrics or /healthz\n"]
+
+        self._server = make_server(host, port, app, ThreadingWSGIServer, handler_class=_QuietHandler)
+        self.port = self._server.server_port
+        self._thread = threading.Thread(target=self._server.serve_forever, name="firsttoken-status", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()

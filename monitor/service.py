@@ -1,0 +1,262 @@
+"""`firsttoken run`: scheduler + writer + leader work + /metrics and /healthz.
+
+The process is built to run for months: probes never wait on the database
+(the writer queues and spools), an invalid config reload is refused and the
+running one kept, and SIGTERM lets probes in flight finish (or records them
+as cancelled) and flushes every sample before exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from monitor import __version__
+from monitor.config import load_config
+from monitor.config_schema import Config, ConfigError
+from monitor.http import ClientLanes, warm_up
+from monitor.leader import LEADER_RETRY_S, LeaderElection
+from monitor.metrics import Health, ProbeMetrics, StatusServer
+from monitor.probe import probe_target
+from monitor.reachability import Reachability
+from monitor.redact import install_redaction
+from monitor.sample import Sample
+from monitor.scheduler import ProbeScheduler
+from monitor.tokens import warm_up as warm_up_tokenizer
+
+log = logging.getLogger(__name__)
+
+CONFIG_POLL_S = 2.0
+HEARTBEAT_S = 30.0
+ROLLUP_EVERY_S = 60.0
+RETENTION_EVERY_S = 3600.0
+SPOOL_UNHEALTHY_BYTES = 64 * 1024 * 1024
+
+
+@dataclass
+class ServiceOptions:
+    config_path: str
+    listen_host: str = "127.0.0.1"
+    listen_port: int = 9464
+    spool_dir: str | None = None
+    shutdown_grace_s: float = 10.0
+    # Extra periodic leader work (alert evaluation plugs in here): name -> (interval, fn(engine, config)).
+    leader_jobs: dict[str, tuple[float, Callable]] = field(default_factory=dict)
+
+
+class Service:
+    def __init__(self, options: ServiceOptions, config: Config) -> None:
+        from monitor.storage import SampleWriter, make_engine
+
+        self.options = options
+        self.config = config
+        self.engine = make_engine(config.database_url)
+        spool_dir = options.spool_dir or str(Path(f"firsttoken-spool-{config.agent}").resolve())
+        self.writer = SampleWriter(self.engine, spool_dir)
+        self.metrics = ProbeMetrics()
+        self.reachability = Reachability()
+        self.lanes = ClientLanes()
+        self.leader = LeaderElection(self.engine)
+        self.scheduler = ProbeScheduler(
+            self._probe,
+            self._on_sample,
+            agent=config.agent,
+            max_concurrency=config.defaults.max_concurrency,
+            max_per_provider_region=config.defaults.max_per_provider_region,
+        )
+        self.status: StatusServer | None = None
+        self._stop = asyncio.Event()
+        self._reload = asyncio.Event()
+        self._config_mtime = _mtime(options.config_path)
+        self._last_runs: dict[str, float] = {}
+        self._redaction = install_redaction(config.secrets)
+
+    # ------------------------------------------------------------- probing
+    async def _probe(self, target, sched_lag_ms: float) -> Sample:
+        async with self.lanes.lane(target.base_url) as client:
+            return await probe_target(
+                client, target, agent=self.config.agent, secrets=self.config.secrets, sched_lag_ms=sched_lag_ms
+            )
+
+    def _on_sample(self, sample: Sample) -> None:
+        self.writer.submit(sample)
+        self.metrics.observe(sample)
+        self.reachability.observe(sample)
+
+    # ----------------------------------------------------------- lifecycle
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signum, self._stop.set)
+        with contextlib.suppress(NotImplementedError, RuntimeError, AttributeError):
+            loop.add_signal_handler(signal.SIGHUP, self._reload.set)
+        warm_up_tokenizer()
+        await warm_up()
+        self.status = StatusServer(
+            self.options.listen_host, self.options.listen_port, self.metrics.registry, self.health
+        )
+        self.status.start()
+        targets = self.config.targets_for_agent(self.config.agent)
+        self.scheduler.start(targets)
+        self.metrics.targets.set(len(targets))
+        log.info(
+            "firsttoken %s running as agent %r: %d targets, /metrics on http://%s:%d",
+            __version__,
+            self.config.agent,
+            len(targets),
+            self.options.listen_host,
+            self.status.port,
+        )
+        background = [
+            asyncio.create_task(self._watch_config(), name="config-watch"),
+            asyncio.create_task(self._housekeeping(), name="housekeeping"),
+        ]
+        await self._stop.wait()
+        log.info("shutting down: letting probes in flight finish")
+        for task in background:
+            task.cancel()
+        await asyncio.gather(*background, return_exceptions=True)
+        await self.scheduler.shutdown(self.options.shutdown_grace_s)
+        await self.lanes.aclose()
+        await asyncio.to_thread(self.writer.close)
+        await asyncio.to_thread(self.leader.release)
+        self.status.stop()
+        self.engine.dispose()
+        log.info("stopped")
+        return 0
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    # -------------------------------------------------------------- config
+    async def _watch_config(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._reload.wait(), CONFIG_POLL_S)
+            mtime = _mtime(self.options.config_path)
+            if self._reload.is_set() or mtime != self._config_mtime:
+                self._reload.clear()
+                self._config_mtime = mtime
+                self.reload()
+
+    def reload(self) -> bool:
+        """Apply the config file as it is now; keep the running one if it's invalid."""
+        try:
+            config = load_config(self.options.config_path)
+        except ConfigError as exc:
+            self.metrics.config_reloads.labels("refused").inc()
+            for line in exc.errors:
+                log.error("config reload refused, keeping the running config: %s", line)
+            return False
+        except OSError as exc:
+            self.metrics.config_reloads.labels("refused").inc()
+            log.error("config reload refused, keeping the running config: %s", exc)
+            return False
+        self._redaction.update(config.secrets)
+        self.config = config
+        targets = config.targets_for_agent(config.agent)
+        self.scheduler.apply(targets)
+        self.metrics.targets.set(len(targets))
+        self.metrics.config_reloads.labels("applied").inc()
+        log.info("config reloaded: %d targets", len(targets))
+        return True
+
+    # -------------------------------------------------------- housekeeping
+    async def _housekeeping(self) -> None:
+        """Heartbeat, leadership, and the leader's once-only jobs."""
+        while True:
+            now = asyncio.get_running_loop().time()
+            stats = self.writer.stats()
+            self.metrics.queue_depth.set(stats.queue_depth)
+            self.metrics.spool_bytes.set(stats.spool_bytes)
+            self.metrics.written.set(stats.written_total)
+            self.metrics.dropped.set(stats.dropped_total)
+            self.metrics.in_flight.set(self.scheduler.inflight)
+            if self._due("heartbeat", HEARTBEAT_S, now):
+                await self._run_blocking("heartbeat", self._heartbeat)
+            if self._due("leader", LEADER_RETRY_S, now):
+                leader = await asyncio.to_thread(self.leader.poll)
+                self.metrics.leader.set(1 if leader else 0)
+            if self.leader.is_leader:
+                await self._leader_jobs(now)
+            await asyncio.sleep(1.0)
+
+    async def _leader_jobs(self, now: float) -> None:
+        from monitor.storage import apply_retention, ensure_partitions_ahead, rollup_dirty, rollup_recent
+
+        engine = self.engine
+        if self._due("rollups", ROLLUP_EVERY_S, now):
+            await self._run_blocking("rollups", lambda: (rollup_recent(engine), rollup_dirty(engine)))
+        if self._due("retention", RETENTION_EVERY_S, now):
+            retention = self.config.retention
+
+            def housekeep() -> None:
+                if engine.dialect.name == "postgresql":
+                    ensure_partitions_ahead(engine, datetime.now(UTC))
+                apply_retention(engine, raw_s=retention.raw_s, rollups_s=retention.rollups_s)
+
+            await self._run_blocking("retention", housekeep)
+        for name, (interval_s, job) in self.options.leader_jobs.items():
+            if self._due(name, interval_s, now):
+                await self._run_blocking(name, lambda job=job: job(engine, self.config))
+
+    def _due(self, name: str, interval_s: float, now: float) -> bool:
+        last = self._last_runs.get(name)
+        if last is not None and now - last < interval_s:
+            return False
+        self._last_runs[name] = now
+        return True
+
+    async def _run_blocking(self, name: str, fn: Callable[[], object]) -> None:
+        try:
+            await asyncio.to_thread(fn)
+        except Exception as exc:  # a database outage must not stop the service
+            log.warning("%s failed: %s: %s", name, type(exc).__name__, exc)
+
+    def _heartbeat(self) -> None:
+        from monitor.storage.agents import record_heartbeat
+
+        record_heartbeat(
+            self.engine,
+            self.config.agent,
+            healthy=self.reachability.healthy(datetime.now(UTC)),
+            version=__version__,
+            now=datetime.now(UTC),
+        )
+
+    # -------------------------------------------------------------- health
+    def health(self) -> Health:
+        stats = self.writer.stats()
+        problems = []
+        if self.writer.is_stuck():
+            problems.append("writer is stuck: no successful write while samples wait")
+        if stats.spool_bytes > SPOOL_UNHEALTHY_BYTES:
+            problems.append(f"spool holds {stats.spool_bytes} bytes: the database is not keeping up or is down")
+        detail = {
+            "agent": self.config.agent,
+            "targets": self.scheduler.target_count,
+            "in_flight": self.scheduler.inflight,
+            "leader": self.leader.is_leader,
+            "reaches_providers": self.reachability.healthy(datetime.now(UTC)),
+            "database_up": stats.database_up,
+            "queue_depth": stats.queue_depth,
+            "spool_bytes": stats.spool_bytes,
+            "dropped_samples": stats.dropped_total,
+            "last_write_at": stats.last_write_at,
+            "problems": problems,
+        }
+        return Health(ok=not problems, detail=detail)
+
+
+def _mtime(path: str) -> float | None:
+    try:
+        return Path(path).stat().st_mtime
+    except OSError:
+        return None
