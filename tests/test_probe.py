@@ -91,11 +91,11 @@ def test_connection_trace_new_then_reused(make_target):
 def test_cache_busting_nonce_makes_every_prompt_different(simulator, make_target):
     target = make_target("sim:ttft=5:itl=1:tokens=3:jitter=0", content="same prompt")
     samples = probe_all([target], repeat=3)
-    prompts = {simulator.truth(s.request_id).get("prompt_sha") for s in samples}
+    prompts = {simulator.truth(s.request_id).get("body_sha256") for s in samples}
     assert len(prompts) == 3
     fixed = make_target("sim:ttft=5:itl=1:tokens=3:jitter=0", content="same prompt", cache_bust=False)
     samples = probe_all([fixed], repeat=2)
-    assert len({simulator.truth(s.request_id).get("prompt_sha") for s in samples}) == 1
+    assert len({simulator.truth(s.request_id).get("body_sha256") for s in samples}) == 1
 
 
 FAULTS = {

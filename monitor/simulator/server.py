@@ -9,6 +9,7 @@ process can play several regions of a provider.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import random
 import secrets
@@ -132,6 +133,8 @@ class Simulator:
             self._error(conn, cls, request_id, exc.status, "client_error", exc.message)
             return
         rec = TruthRecord(request_id, cls.protocol, call.model, req.arrival_ns, region=region or call.region)
+        # Lets tests see whether two requests carried the same prompt (cache busting).
+        rec.body_sha256 = hashlib.sha256(req.body).hexdigest()
         self.truth.add(rec)
         try:
             await self._answer(conn, cls, call, rec)

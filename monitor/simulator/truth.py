@@ -38,6 +38,7 @@ class TruthRecord:
     planned_ttft_ms: float | None = None  # the schedule, jitter and spikes included
     completed: bool = False  # the protocol's terminal event was sent
     client_gone: bool = False  # the client went away first
+    body_sha256: str | None = None  # of the request body: equal bodies, equal prompts
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
