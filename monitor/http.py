@@ -16,72 +16,21 @@ import socket
 import ssl
 import time
 from collections.abc import AsyncIterator
-from contextvars import ContextVar
-from typing import Any
 from urllib.parse import urlsplit
 
 import certifi
 import httpcore
 import httpx
 
-# The trace of the probe running in the current task. The network backend is
-# shared by the pool, so it finds the probe to credit DNS time to here.
-CURRENT_TRACE: ContextVar[ConnectionTrace | None] = ContextVar("firsttoken_trace", default=None)
-
-
-class ConnectionTrace:
-    """Timestamps (perf_counter_ns) of one request's connection phases."""
-
-    __slots__ = ("connect_end_ns", "connect_start_ns", "dns_ns", "headers_ns", "tls_end_ns", "tls_start_ns")
-
-    def __init__(self) -> None:
-        self.dns_ns: int | None = None
-        self.connect_start_ns: int | None = None
-        self.connect_end_ns: int | None = None
-        self.tls_start_ns: int | None = None
-        self.tls_end_ns: int | None = None
-        self.headers_ns: int | None = None
-
-    async def __call__(self, name: str, info: dict[str, Any]) -> None:
-        now = time.perf_counter_ns()
-        if name == "connection.connect_tcp.started":
-            self.connect_start_ns = now
-        elif name == "connection.connect_tcp.complete":
-            self.connect_end_ns = now
-        elif name == "connection.start_tls.started":
-            self.tls_start_ns = now
-        elif name == "connection.start_tls.complete":
-            self.tls_end_ns = now
-        elif name.endswith(".receive_response_headers.complete"):
-            self.headers_ns = now
-
-    @property
-    def connection_reused(self) -> bool:
-        return self.connect_start_ns is None
-
-    @property
-    def dns_ms(self) -> float | None:
-        return None if self.dns_ns is None else self.dns_ns / 1e6
-
-    @property
-    def connect_ms(self) -> float | None:
-        """TCP connect time, DNS excluded."""
-        if self.connect_start_ns is None or self.connect_end_ns is None:
-            return None
-        return max(0, self.connect_end_ns - self.connect_start_ns - (self.dns_ns or 0)) / 1e6
-
-    @property
-    def tls_ms(self) -> float | None:
-        if self.tls_start_ns is None or self.tls_end_ns is None:
-            return None
-        return (self.tls_end_ns - self.tls_start_ns) / 1e6
+from monitor.netbackend import AsyncioBackend
+from monitor.tracing import CURRENT_TRACE
 
 
 class ResolvingBackend(httpcore.AsyncNetworkBackend):
     """Resolves (timed) before connecting, so DNS time is its own number."""
 
     def __init__(self, inner: httpcore.AsyncNetworkBackend | None = None) -> None:
-        self._inner = inner or httpcore.AnyIOBackend()
+        self._inner = inner or AsyncioBackend()
 
     async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
         trace = CURRENT_TRACE.get()

@@ -20,7 +20,6 @@ from datetime import UTC, datetime
 
 import httpx
 
-from monitor.http import CURRENT_TRACE, ConnectionTrace
 from monitor.protocols.base import (
     HttpRequest,
     Message,
@@ -32,6 +31,7 @@ from monitor.protocols.base import (
 from monitor.redact import redact
 from monitor.replay import StreamSession
 from monitor.sample import ErrorKind, Sample
+from monitor.tracing import CURRENT_TRACE, ConnectionTrace
 
 MAX_ERROR_BODY_BYTES = 64 * 1024
 MAX_ERROR_MESSAGE_CHARS = 500
@@ -149,7 +149,9 @@ async def measure_request(
                     rescheduled = False
                     t_ns = headers_ns
                     async for data in response.aiter_bytes():
-                        t_ns = time.perf_counter_ns()
+                        # The backend stamped the read these bytes came from; the
+                        # fallback covers transports without that stamp.
+                        t_ns = max(trace.read_ns or 0, t0_ns) or time.perf_counter_ns()
                         if not session.feed(t_ns, data):
                             break
                         if not rescheduled and session.measurement.first_token_ns is not None:
