@@ -13,13 +13,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets as _random
-import time
 from collections.abc import Iterable
 from dataclasses import replace
-from datetime import UTC, datetime
 
 import httpx
 
+from monitor.clock import SYSTEM_CLOCK, Clock
 from monitor.protocols.base import (
     HttpRequest,
     Message,
@@ -71,6 +70,7 @@ async def probe_target(
     agent: str = "local",
     secrets: Iterable[str] = (),
     sched_lag_ms: float | None = None,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> Sample:
     """Probe one config Target (see monitor.config.Target)."""
     secret_values = (*secrets, *((target.api_key,) if target.api_key else ()))
@@ -80,7 +80,7 @@ async def probe_target(
         model=target.model,
         region=target.region,
         prompt=target.prompt,
-        started_at=datetime.now(UTC),
+        started_at=clock.utcnow(),
         ok=False,
         agent=agent,
         sched_lag_ms=sched_lag_ms,
@@ -103,6 +103,7 @@ async def probe_target(
         timeout_s=target.timeout_s,
         ttft_timeout_s=target.ttft_timeout_s,
         secrets=secret_values,
+        clock=clock,
     )
 
 
@@ -115,6 +116,7 @@ async def measure_request(
     timeout_s: float,
     ttft_timeout_s: float,
     secrets: Iterable[str] = (),
+    clock: Clock = SYSTEM_CLOCK,
 ) -> Sample:
     """Send a built request and measure the response into `base`'s fields."""
     request = client.build_request(
@@ -128,15 +130,17 @@ async def measure_request(
     session: StreamSession | None = None
     headers_ns: int | None = None
     error: tuple[ErrorKind, str] | None = None
-    base = replace(base, started_at=datetime.now(UTC))
-    t0_ns = time.perf_counter_ns()
+    base = replace(base, started_at=clock.utcnow())
+    t0_ns = clock.perf_ns()
+    ttft_deadline_ns = t0_ns + int(min(ttft_timeout_s, timeout_s) * 1e9)
+    deadline_ns = t0_ns + int(timeout_s * 1e9)
     loop_t0 = loop.time()
     first_deadline = loop_t0 + min(ttft_timeout_s, timeout_s)
     try:
         async with asyncio.timeout_at(first_deadline) as deadline:
             try:
                 response = await client.send(request, stream=True)
-                headers_ns = trace.headers_ns or time.perf_counter_ns()
+                headers_ns = trace.headers_ns or clock.perf_ns()
                 status_kind = classify_http_status(response.status_code)
                 if status_kind is not None:
                     body = await _read_capped(response)
@@ -151,7 +155,12 @@ async def measure_request(
                     async for data in response.aiter_bytes():
                         # The backend stamped the read these bytes came from; the
                         # fallback covers transports without that stamp.
-                        t_ns = max(trace.read_ns or 0, t0_ns) or time.perf_counter_ns()
+                        t_ns = max(trace.read_ns or 0, t0_ns) if trace.read_ns else clock.perf_ns()
+                        # Bytes stamped past a deadline are late even if the
+                        # timer has not fired yet (or, in simulated time, never will).
+                        first_seen = session.measurement.first_token_ns is not None
+                        if t_ns > deadline_ns or (not first_seen and t_ns > ttft_deadline_ns):
+                            raise TimeoutError
                         if not session.feed(t_ns, data):
                             break
                         if not rescheduled and session.measurement.first_token_ns is not None:
@@ -170,7 +179,7 @@ async def measure_request(
     except Exception as exc:  # never let a probe crash the service
         error = (ErrorKind.PROTOCOL, f"unexpected {type(exc).__name__}: {exc}")
     finally:
-        end_ns = time.perf_counter_ns()
+        end_ns = clock.perf_ns()
         CURRENT_TRACE.reset(trace_token)
         if response is not None:
             await _close_quietly(response)
