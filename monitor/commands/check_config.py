@@ -22,6 +22,10 @@ from monitor.units import format_duration
 HEADERS = ("TARGET", "PROTOCOL", "BASE URL", "INTERVAL", "TIMEOUT", "TTFT_TIMEOUT", "AGENTS")
 
 
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """check-config takes only the common --config."""
+
+
 def run(args: argparse.Namespace) -> int:
     return check_config_command(args.config, sys.stdout)
 

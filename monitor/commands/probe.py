@@ -39,6 +39,14 @@ async def probe_many(targets: Sequence, *, repeat: int, concurrency: int, agent:
             await asyncio.gather(*(one(t) for t in targets))
 
 
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--target", default="*", help="glob over target ids, e.g. 'openai/*@global:short'")
+    p.add_argument("--repeat", type=int, default=1, help="probes per target")
+    p.add_argument("--concurrency", type=int, default=1, help="probes in flight at once")
+    p.add_argument("--json", action="store_true", help="one JSON object per probe per line")
+    p.add_argument("--store", action="store_true", help="also write the samples to the database")
+
+
 def run(args: argparse.Namespace) -> int:
     from monitor.config import load_config
 

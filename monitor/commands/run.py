@@ -11,6 +11,13 @@ from monitor.eventloop import run_async
 from monitor.service import Service, ServiceOptions
 
 
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--listen", default="127.0.0.1:9464", help="HOST:PORT for /metrics and /healthz")
+    p.add_argument(
+        "--spool-dir", help="where samples wait while the database is down (default ./firsttoken-spool-AGENT)"
+    )
+
+
 def parse_listen(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from monitor.simulator.run import add_arguments as add_arguments
 from monitor.simulator.run import run_simulator
 
 
