@@ -1,0 +1,58 @@
+"""`firsttoken db upgrade` (migrate to the newest schema) and `firsttoken db current`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from datetime import UTC, datetime
+
+from monitor.errors import UsageError
+from monitor.storage.db import ENV_DATABASE_URL, database_url_from, make_engine, redact_url
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("db_command", choices=("upgrade", "current"), metavar="{upgrade,current}")
+
+
+def database_url_for(args: argparse.Namespace) -> str:
+    """DESIGN §4: FIRSTTOKEN_DATABASE_URL, else the config's `database`, else SQLite.
+
+    The config is not even read when the environment names the database, and a
+    missing default `firsttoken.yaml` means the default database: `db upgrade`
+    in a fresh container needs nothing but the URL.
+    """
+    if os.environ.get(ENV_DATABASE_URL):
+        return database_url_from()
+    path = getattr(args, "config", "firsttoken.yaml")
+    if path == "firsttoken.yaml" and not os.path.exists(path):
+        return database_url_from()
+    from monitor.config import load_config
+
+    return database_url_from(load_config(path).database_url)
+
+
+def run(args: argparse.Namespace) -> int:
+    from monitor.storage import migrate
+    from monitor.storage.partitions import ensure_partitions_ahead
+
+    action = getattr(args, "db_command", None)
+    if action not in ("upgrade", "current"):
+        raise UsageError("firsttoken db: expected 'upgrade' or 'current'")
+    url = database_url_for(args)
+    engine = make_engine(url)
+    try:
+        if action == "current":
+            problem = migrate.check_schema(engine)
+            have = migrate.current_revision(engine) if not problem or "not migrated" in problem else None
+            print(f"{redact_url(url)}: revision {have or 'none'} ({problem or 'up to date'})")
+            return 0 if problem is None else 1
+        before, after = migrate.upgrade(engine, getattr(args, "revision", None) or "head")
+        # Today's and the next two days' partitions, so the first samples need no DDL.
+        ensure_partitions_ahead(engine, datetime.now(UTC))
+        if before == after:
+            print(f"{redact_url(url)}: already at revision {after}")
+        else:
+            print(f"{redact_url(url)}: upgraded from {before or 'none'} to {after}")
+        return 0
+    finally:
+        engine.dispose()

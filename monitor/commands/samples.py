@@ -1,0 +1,127 @@
+"""`firsttoken samples`: print stored samples as a table, JSON lines or CSV.
+
+JSON and CSV carry the fields of `probe --json` plus `agent` and `id`
+(`Sample.to_dict()`), oldest first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TextIO
+
+from monitor.errors import UsageError
+from monitor.sample import SAMPLE_FIELDS, Sample
+from monitor.units import DURATION_HINT, parse_duration
+
+TABLE_COLUMNS = (
+    ("started_at", 26),
+    ("agent", 10),
+    ("target", 44),
+    ("result", 14),
+    ("ttft_ms", 8),
+    ("answer_ms", 9),
+    ("total_ms", 9),
+    ("tokens", 7),
+    ("tps", 7),
+    ("http", 4),
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--target", default="*", help="glob over target ids")
+    p.add_argument("--since", default="1h", help="how far back, e.g. 15m, 1h, 7d (default 1h)")
+    p.add_argument("--limit", type=int, help="at most this many samples (the newest)")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="one JSON object per sample per line")
+    fmt.add_argument("--csv", action="store_true", help="CSV with a header row")
+
+
+def run(args: argparse.Namespace) -> int:
+    from monitor.commands.db import database_url_for
+    from monitor.storage.db import make_engine
+    from monitor.storage.migrate import check_schema
+    from monitor.storage.queries import recent_samples
+
+    if getattr(args, "json", False) and getattr(args, "csv", False):
+        raise UsageError("firsttoken samples: choose one of --json and --csv")
+    try:
+        since_s = parse_duration(getattr(args, "since", None) or "1h")
+    except ValueError:
+        raise UsageError(f"firsttoken samples: --since: {DURATION_HINT}") from None
+    limit = getattr(args, "limit", None)
+    if limit is not None and limit < 1:
+        raise UsageError("firsttoken samples: --limit must be at least 1")
+    engine = make_engine(database_url_for(args))
+    try:
+        problem = check_schema(engine)
+        if problem:
+            print(f"firsttoken: {problem}", file=sys.stderr)
+            return 1
+        samples = recent_samples(
+            engine,
+            target_glob=getattr(args, "target", None) or "*",
+            since=datetime.now(UTC) - timedelta(seconds=since_s),
+            limit=limit,
+        )
+    finally:
+        engine.dispose()
+    if getattr(args, "json", False):
+        write_json(samples, sys.stdout)
+    elif getattr(args, "csv", False):
+        write_csv(samples, sys.stdout)
+    else:
+        write_table(samples, sys.stdout)
+    return 0
+
+
+def write_json(samples: Sequence[Sample], out: TextIO) -> None:
+    for sample in samples:
+        out.write(json.dumps(sample.to_dict(), separators=(",", ":"), default=str) + "\n")
+
+
+def write_csv(samples: Sequence[Sample], out: TextIO) -> None:
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(SAMPLE_FIELDS)
+    for sample in samples:
+        row = sample.to_dict()
+        writer.writerow(_csv_cell(row[name]) for name in SAMPLE_FIELDS)
+
+
+def _csv_cell(value: object) -> object:
+    if value is None:
+        return ""
+    if isinstance(value, bool):  # the JSON spelling, so both outputs read the same
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return json.dumps(value, separators=(",", ":"))
+    return value
+
+
+def write_table(samples: Sequence[Sample], out: TextIO) -> None:
+    out.write("  ".join(name.ljust(width) for name, width in TABLE_COLUMNS).rstrip() + "\n")
+    for s in samples:
+        tokens = "" if s.output_tokens is None else f"{s.output_tokens}{'~' if s.tokens_source == 'estimate' else ''}"
+        cells = (
+            s.started_at.astimezone(UTC).isoformat(timespec="milliseconds"),
+            s.agent,
+            s.target,
+            "ok" if s.ok else str(s.error_kind),
+            _num(s.ttft_ms),
+            _num(s.ttft_answer_ms),
+            _num(s.total_ms),
+            tokens,
+            _num(s.tps),
+            "" if s.http_status is None else str(s.http_status),
+        )
+        out.write("  ".join(str(c).ljust(w) for c, (_, w) in zip(cells, TABLE_COLUMNS, strict=True)).rstrip() + "\n")
+    if not samples:
+        out.write("(no samples in that window)\n")
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None else f"{value:.1f}"

@@ -1,0 +1,112 @@
+"""What a sample batch updates besides `samples`, in the same transaction.
+
+- `targets`: the row of each target (inserted on first sight), `last_seen` moved
+  forward. The caller throttles how often a target is touched (ingest.py).
+- `agents.last_sample_at`: the newest sample of each agent in the batch, which
+  makes `latest_sample_per_agent` an index probe.
+- `rollup_dirty_hours`: hours before the current one that received samples, for
+  the leader to recompute (see rollups.rollup_dirty). The version counter is
+  bumped on every mark, so the leader clears only marks it has processed.
+
+On PostgreSQL all of it is one statement (data-modifying CTEs over unnest
+arrays): round trips, not rows, dominate a batch's cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from sqlalchemy import Connection
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from monitor.sample import Sample
+from monitor.storage.models import Agent, RollupDirtyHour, Target
+
+_PG_AGENTS = """agents_up AS (
+    INSERT INTO agents (name, last_sample_at)
+    SELECT * FROM unnest(%s::text[], %s::timestamptz[])
+    ON CONFLICT (name) DO UPDATE SET last_sample_at = excluded.last_sample_at
+    WHERE agents.last_sample_at IS NULL OR agents.last_sample_at < excluded.last_sample_at
+    RETURNING 1)"""
+_PG_DIRTY = """dirty_up AS (
+    INSERT INTO rollup_dirty_hours (hour, marked_at)
+    SELECT h, %s FROM unnest(%s::timestamptz[]) AS h
+    ON CONFLICT (hour) DO UPDATE
+    SET version = rollup_dirty_hours.version + 1, marked_at = excluded.marked_at
+    RETURNING 1)"""
+_PG_TARGETS = """targets_up AS (
+    INSERT INTO targets (id, provider, model, region, prompt, first_seen, last_seen)
+    SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[],
+                         %s::timestamptz[], %s::timestamptz[])
+         AS t(id, provider, model, region, prompt, first_seen, last_seen)
+    ORDER BY id
+    ON CONFLICT (id) DO UPDATE SET last_seen = excluded.last_seen WHERE targets.last_seen < excluded.last_seen
+    RETURNING 1)"""
+
+
+_TARGET_COLUMNS = ("id", "provider", "model", "region", "prompt", "first_seen", "last_seen")
+
+
+def record_batch(conn: Connection, samples: Sequence[Sample], targets: Sequence[Sample], now: datetime) -> None:
+    agents: dict[str, datetime] = {}
+    firsts: dict[str, datetime] = {}
+    hours: set[datetime] = set()
+    current_hour = now.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    for s in samples:
+        if s.agent not in agents or s.started_at > agents[s.agent]:
+            agents[s.agent] = s.started_at
+        if s.target not in firsts or s.started_at < firsts[s.target]:
+            firsts[s.target] = s.started_at
+        hour = s.started_at.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+        if hour < current_hour:
+            hours.add(hour)
+    # Target rows are shared by every agent: always locked in id order.
+    rows = sorted((s.target, s.provider, s.model, s.region, s.prompt, firsts[s.target], s.started_at) for s in targets)
+    if conn.dialect.name == "postgresql":
+        _record_pg(conn, agents, sorted(hours), rows, now)
+    else:
+        _record_sqlite(conn, agents, sorted(hours), rows, now)
+
+
+TargetRow = tuple[str, str, str, str, str, datetime, datetime]  # _TARGET_COLUMNS
+
+
+def _record_pg(conn: Connection, agents: dict[str, datetime], hours, targets: list[TargetRow], now: datetime) -> None:
+    ctes, params = [_PG_AGENTS], [list(agents), list(agents.values())]
+    if hours:
+        ctes.append(_PG_DIRTY)
+        params += [now, hours]
+    if targets:
+        ctes.append(_PG_TARGETS)
+        params += [list(column) for column in zip(*targets, strict=True)]
+    conn.exec_driver_sql(f"WITH {', '.join(ctes)} SELECT 1", tuple(params))
+
+
+def _record_sqlite(
+    conn: Connection, agents: dict[str, datetime], hours, targets: list[TargetRow], now: datetime
+) -> None:
+    if hours:
+        table = RollupDirtyHour.__table__
+        stmt = sqlite_insert(table)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["hour"], set_={"version": table.c.version + 1, "marked_at": stmt.excluded.marked_at}
+        )
+        conn.execute(stmt, [{"hour": h, "marked_at": now} for h in hours])
+    table = Agent.__table__
+    stmt = sqlite_insert(table)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["name"],
+        set_={"last_sample_at": stmt.excluded.last_sample_at},
+        where=table.c.last_sample_at.is_(None) | (table.c.last_sample_at < stmt.excluded.last_sample_at),
+    )
+    conn.execute(stmt, [{"name": a, "last_sample_at": t} for a, t in agents.items()])
+    if targets:
+        table = Target.__table__
+        stmt = sqlite_insert(table)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["id"],
+            set_={"last_seen": stmt.excluded.last_seen},
+            where=table.c.last_seen < stmt.excluded.last_seen,
+        )
+        conn.execute(stmt, [dict(zip(_TARGET_COLUMNS, row, strict=True)) for row in targets])

@@ -1,0 +1,282 @@
+"""SQLAlchemy 2 models: the schema of record (the migrations must agree, `alembic check`).
+
+These classes never leave `monitor/storage/`: callers get `Sample` and other
+frozen values from `queries`.
+
+On PostgreSQL `samples` is partitioned by day on `started_at` (see
+`partitions.py`), so its unique key must include `started_at`: the primary
+key is (id, started_at). A sample's `started_at` never changes, so this is as
+strong as a unique `id` for idempotent re-inserts. SQLite gets a plain table
+with the same key.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """timestamptz on PostgreSQL; on SQLite a naive UTC text that sorts correctly.
+
+    Every datetime going in is converted to UTC and every one coming out is
+    aware UTC, so callers never see a naive or local time.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to the database; use aware UTC datetimes")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+# Queryable provider timings: JSONB on PostgreSQL.
+JSONDoc = JSON().with_variant(JSONB(), "postgresql")
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map: ClassVar[dict[Any, Any]] = {datetime: UTCDateTime(), dict[str, Any]: JSONDoc}
+
+
+class Target(Base):
+    __tablename__ = "targets"
+
+    id: Mapped[str] = mapped_column(Text, primary_key=True)
+    provider: Mapped[str] = mapped_column(Text)
+    model: Mapped[str] = mapped_column(Text)
+    region: Mapped[str] = mapped_column(Text)
+    prompt: Mapped[str] = mapped_column(Text)
+    protocol: Mapped[str | None] = mapped_column(Text)
+    first_seen: Mapped[datetime]
+    last_seen: Mapped[datetime]
+
+
+class SampleRow(Base):
+    __tablename__ = "samples"
+    __table_args__ = (
+        Index(None, "target", "started_at"),
+        Index(None, "started_at"),
+        {"postgresql_partition_by": "RANGE (started_at)"},
+    )
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    started_at: Mapped[datetime] = mapped_column(primary_key=True)
+    target: Mapped[str] = mapped_column(Text)
+    provider: Mapped[str] = mapped_column(Text)
+    model: Mapped[str] = mapped_column(Text)
+    region: Mapped[str] = mapped_column(Text)
+    prompt: Mapped[str] = mapped_column(Text)
+    agent: Mapped[str] = mapped_column(Text)
+    ok: Mapped[bool] = mapped_column(Boolean)
+    error_kind: Mapped[str | None] = mapped_column(Text)
+    error_message: Mapped[str | None] = mapped_column(Text)
+    ttfb_ms: Mapped[float | None] = mapped_column(Float)
+    ttft_ms: Mapped[float | None] = mapped_column(Float)
+    ttft_answer_ms: Mapped[float | None] = mapped_column(Float)
+    total_ms: Mapped[float | None] = mapped_column(Float)
+    output_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    tokens_source: Mapped[str | None] = mapped_column(Text)
+    input_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    reasoning_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    cached_input_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    tps: Mapped[float | None] = mapped_column(Float)
+    chunks: Mapped[int] = mapped_column(Integer)
+    itl_p50_ms: Mapped[float | None] = mapped_column(Float)
+    itl_max_ms: Mapped[float | None] = mapped_column(Float)
+    dns_ms: Mapped[float | None] = mapped_column(Float)
+    connect_ms: Mapped[float | None] = mapped_column(Float)
+    tls_ms: Mapped[float | None] = mapped_column(Float)
+    connection_reused: Mapped[bool | None] = mapped_column(Boolean)
+    http_status: Mapped[int | None] = mapped_column(Integer)
+    request_id: Mapped[str | None] = mapped_column(Text)
+    model_version: Mapped[str | None] = mapped_column(Text)
+    server_timing: Mapped[dict[str, Any] | None]
+    sched_lag_ms: Mapped[float | None] = mapped_column(Float)
+
+
+class Agent(Base):
+    __tablename__ = "agents"
+
+    name: Mapped[str] = mapped_column(Text, primary_key=True)
+    last_seen: Mapped[datetime | None]  # heartbeat of the running service
+    last_sample_at: Mapped[datetime | None]  # newest sample the writer stored for it
+    healthy: Mapped[bool] = mapped_column(Boolean, server_default=text("true"))
+    version: Mapped[str | None] = mapped_column(Text)
+
+
+class Alert(Base):
+    __tablename__ = "alerts"
+    __table_args__ = (
+        Index(None, "state"),
+        # One live alert per rule and scope, even with two leaders racing for a moment.
+        Index(
+            "uq_alerts_live_scope",
+            "rule",
+            "scope_key",
+            unique=True,
+            postgresql_where=text("state IN ('pending', 'firing')"),
+            sqlite_where=text("state IN ('pending', 'firing')"),
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    rule: Mapped[str] = mapped_column(Text)
+    scope_kind: Mapped[str] = mapped_column(Text)  # target | provider_region
+    scope_key: Mapped[str] = mapped_column(Text)  # target id, or provider@region
+    provider: Mapped[str | None] = mapped_column(Text)
+    model: Mapped[str | None] = mapped_column(Text)
+    region: Mapped[str | None] = mapped_column(Text)
+    prompt: Mapped[str | None] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(Text)  # pending | firing | resolved
+    severity: Mapped[str] = mapped_column(Text)
+    metric: Mapped[str] = mapped_column(Text)
+    value: Mapped[float | None] = mapped_column(Float)
+    baseline: Mapped[float | None] = mapped_column(Float)
+    started_at: Mapped[datetime]
+    fired_at: Mapped[datetime | None]
+    resolved_at: Mapped[datetime | None]
+    last_evaluated_at: Mapped[datetime | None]
+    last_notified_at: Mapped[datetime | None]
+    clear_count: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    pending_count: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    summary: Mapped[str | None] = mapped_column(Text)
+    silenced: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+
+
+class NotificationOutbox(Base):
+    __tablename__ = "notification_outbox"
+    __table_args__ = (
+        UniqueConstraint("alert_id", "event", "notifier", "event_seq"),
+        Index(None, "status", "next_attempt_at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    alert_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("alerts.id", ondelete="CASCADE"))
+    event: Mapped[str] = mapped_column(Text)  # firing | resolved | repeat
+    # Distinguishes the n-th repeat of a firing alert; 0 for firing and resolved.
+    event_seq: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    notifier: Mapped[str] = mapped_column(Text)
+    payload: Mapped[dict[str, Any]]
+    status: Mapped[str] = mapped_column(Text, server_default=text("'pending'"))  # pending | sent | failed
+    attempts: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    next_attempt_at: Mapped[datetime]
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime]
+    sent_at: Mapped[datetime | None]
+
+
+class Silence(Base):
+    __tablename__ = "silences"
+    __table_args__ = (Index(None, "ends_at"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    match: Mapped[dict[str, Any]]
+    starts_at: Mapped[datetime]
+    ends_at: Mapped[datetime]
+    reason: Mapped[str | None] = mapped_column(Text)
+    created_by: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime]
+
+
+class RollupHourly(Base):
+    """One row per (target, agent, hour). Histograms hold only ok samples (DESIGN §1)."""
+
+    __tablename__ = "rollups_hourly"
+    __table_args__ = (Index(None, "hour"),)
+
+    target: Mapped[str] = mapped_column(Text, primary_key=True)
+    hour: Mapped[datetime] = mapped_column(primary_key=True)
+    agent: Mapped[str] = mapped_column(Text, primary_key=True)
+    samples: Mapped[int] = mapped_column(Integer)
+    ok_count: Mapped[int] = mapped_column(Integer)
+    error_counts: Mapped[dict[str, Any]] = mapped_column(JSON)  # {error_kind: count}
+    input_tokens_sum: Mapped[int] = mapped_column(BigInteger)
+    output_tokens_sum: Mapped[int] = mapped_column(BigInteger)
+    ttft_ms_hist: Mapped[dict[str, Any]] = mapped_column(JSON)
+    ttft_ms_count: Mapped[int] = mapped_column(Integer)
+    ttft_ms_sum: Mapped[float | None] = mapped_column(Float)
+    ttft_ms_min: Mapped[float | None] = mapped_column(Float)
+    ttft_ms_max: Mapped[float | None] = mapped_column(Float)
+    ttft_answer_ms_hist: Mapped[dict[str, Any]] = mapped_column(JSON)
+    ttft_answer_ms_count: Mapped[int] = mapped_column(Integer)
+    ttft_answer_ms_sum: Mapped[float | None] = mapped_column(Float)
+    ttft_answer_ms_min: Mapped[float | None] = mapped_column(Float)
+    ttft_answer_ms_max: Mapped[float | None] = mapped_column(Float)
+    total_ms_hist: Mapped[dict[str, Any]] = mapped_column(JSON)
+    total_ms_count: Mapped[int] = mapped_column(Integer)
+    total_ms_sum: Mapped[float | None] = mapped_column(Float)
+    total_ms_min: Mapped[float | None] = mapped_column(Float)
+    total_ms_max: Mapped[float | None] = mapped_column(Float)
+    tps_hist: Mapped[dict[str, Any]] = mapped_column(JSON)
+    tps_count: Mapped[int] = mapped_column(Integer)
+    tps_sum: Mapped[float | None] = mapped_column(Float)
+    tps_min: Mapped[float | None] = mapped_column(Float)
+    tps_max: Mapped[float | None] = mapped_column(Float)
+    updated_at: Mapped[datetime]
+
+
+class RollupDirtyHour(Base):
+    """Hours that received samples after the leader's regular sweep (spool replay,
+    another agent's late batch): the leader recomputes and clears them."""
+
+    __tablename__ = "rollup_dirty_hours"
+
+    hour: Mapped[datetime] = mapped_column(primary_key=True)
+    # Bumped on every mark, so clearing only removes the mark that was processed
+    # (a counter, not a time: agents' clocks disagree).
+    version: Mapped[int] = mapped_column(BigInteger, server_default=text("1"))
+    marked_at: Mapped[datetime]
+
+
+class JobState(Base):
+    """Progress of the leader's periodic jobs, so a new leader resumes where the
+    old one stopped (e.g. `rollups`: hours before `done_until` are final)."""
+
+    __tablename__ = "job_state"
+
+    name: Mapped[str] = mapped_column(Text, primary_key=True)
+    done_until: Mapped[datetime | None]
+    updated_at: Mapped[datetime]
+
+
+ROLLUP_METRICS: tuple[str, ...] = ("ttft_ms", "ttft_answer_ms", "total_ms", "tps")

@@ -1,0 +1,84 @@
+"""Agents and targets bookkeeping the service keeps (heartbeats, configured targets)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol
+
+from sqlalchemy import Engine, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from monitor.storage.models import Agent, Target
+
+
+@dataclass(frozen=True, slots=True)
+class AgentInfo:
+    name: str
+    last_seen: datetime | None  # last heartbeat of the running service
+    last_sample_at: datetime | None  # newest stored sample
+    healthy: bool
+    version: str | None
+
+
+class TargetLike(Protocol):
+    id: str
+    provider: str
+    model: str
+    region: str
+    prompt: str
+    protocol: str
+
+
+def _insert(engine: Engine):
+    return pg_insert if engine.dialect.name == "postgresql" else sqlite_insert
+
+
+def heartbeat_agent(
+    engine: Engine, name: str, *, healthy: bool = True, version: str | None = None, now: datetime | None = None
+) -> None:
+    now = now or datetime.now(UTC)
+    stmt = _insert(engine)(Agent.__table__).values(name=name, last_seen=now, healthy=healthy, version=version)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["name"],
+        set_={"last_seen": stmt.excluded.last_seen, "healthy": stmt.excluded.healthy, "version": stmt.excluded.version},
+    )
+    with engine.begin() as conn:
+        conn.execute(stmt)
+
+
+def list_agents(engine: Engine) -> list[AgentInfo]:
+    a = Agent.__table__.c
+    with engine.connect() as conn:
+        rows = conn.execute(select(a.name, a.last_seen, a.last_sample_at, a.healthy, a.version).order_by(a.name))
+        return [AgentInfo(*row) for row in rows]
+
+
+def sync_targets(engine: Engine, targets: Iterable[TargetLike], now: datetime | None = None) -> None:
+    """Record configured targets and their protocol (samples do not carry it).
+
+    A target not probed yet gets first_seen = last_seen = now; an existing one
+    keeps its times and only has its protocol updated.
+    """
+    now = now or datetime.now(UTC)
+    rows = [
+        {
+            "id": t.id,
+            "provider": t.provider,
+            "model": t.model,
+            "region": t.region,
+            "prompt": t.prompt,
+            "protocol": t.protocol,
+            "first_seen": now,
+            "last_seen": now,
+        }
+        for t in sorted(targets, key=lambda t: t.id)
+    ]
+    if not rows:
+        return
+    stmt = _insert(engine)(Target.__table__)
+    stmt = stmt.on_conflict_do_update(index_elements=["id"], set_={"protocol": stmt.excluded.protocol})
+    with engine.begin() as conn:
+        conn.execute(stmt, rows)

@@ -1,0 +1,153 @@
+"""Hourly rollups: per (target, agent, hour) counts, error counts, token sums and
+mergeable latency histograms, recomputed from raw samples (DESIGN §9).
+
+`rollup_hours` is an idempotent upsert, one hour per statement. The leader
+calls `rollup_recent` every few minutes: it recomputes every hour from the
+stored watermark (`job_state.rollups.done_until`) through the current one, so
+a new leader catches up on hours its predecessor never finished, then moves the
+watermark to `hour_floor(now - GRACE)` and recomputes the hours writers marked
+dirty (late batches, spool replays, another agent's backlog). The grace covers
+samples committed just after an hour ends and agents' clocks disagreeing.
+Rows are only ever upserted, never deleted: once retention has dropped an
+hour's raw samples, recomputing it finds nothing and leaves the rollup alone.
+
+PostgreSQL aggregates server-side in one GROUP BY (`rollups_pg.py`); SQLite
+reads the few needed columns and aggregates here.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Connection, Engine, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from monitor.storage import histogram
+from monitor.storage.models import ROLLUP_METRICS, JobState, RollupDirtyHour, RollupHourly, SampleRow
+from monitor.storage.rollups_pg import aggregate as aggregate_pg
+from monitor.storage.rollups_pg import upsert as upsert_pg
+
+HOUR = timedelta(hours=1)
+GRACE = timedelta(minutes=15)
+# A leader returning after a long gap catches up at most this far back.
+MAX_CATCHUP = timedelta(days=31)
+JOB = "rollups"
+_TABLE = RollupHourly.__table__
+_KEY = ("target", "hour", "agent")
+
+
+def hour_floor(moment: datetime) -> datetime:
+    return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+
+
+@dataclass(frozen=True, slots=True)
+class RollupRun:
+    hours: tuple[datetime, ...]  # recomputed from the watermark
+    dirty_hours: tuple[datetime, ...]  # recomputed because writers marked them
+    rows: int
+
+
+def rollup_hours(engine: Engine, start_hour: datetime, end_hour: datetime, *, now: datetime | None = None) -> int:
+    """Recompute every hour in [hour_floor(start_hour), end_hour); returns rows upserted."""
+    now = now or datetime.now(UTC)
+    total, hour = 0, hour_floor(start_hour)
+    while hour < end_hour:
+        with engine.begin() as conn:
+            if engine.dialect.name == "postgresql":
+                total += upsert_pg(conn, aggregate_pg(conn, hour, now))
+            else:
+                rows = _aggregate_python(conn, hour, hour + HOUR, now)
+                if rows:
+                    conn.execute(_upsert(sqlite_insert), rows)
+                total += len(rows)
+        hour += HOUR
+    return total
+
+
+def rollup_recent(engine: Engine, now: datetime | None = None) -> RollupRun:
+    """The leader's periodic job (see the module docstring)."""
+    now = now or datetime.now(UTC)
+    current = hour_floor(now)
+    state = JobState.__table__
+    with engine.connect() as conn:
+        done = conn.execute(select(state.c.done_until).where(state.c.name == JOB)).scalar()
+    start = max(done or current - HOUR, current - MAX_CATCHUP)
+    rows = rollup_hours(engine, start, current + HOUR, now=now)
+    stmt = (pg_insert if engine.dialect.name == "postgresql" else sqlite_insert)(state)
+    stmt = stmt.values(name=JOB, done_until=hour_floor(now - GRACE), updated_at=now)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["name"], set_={"done_until": stmt.excluded.done_until, "updated_at": stmt.excluded.updated_at}
+    )
+    with engine.begin() as conn:
+        conn.execute(stmt)
+    hours = []
+    while start <= current:
+        hours.append(start)
+        start += HOUR
+    dirty = rollup_dirty(engine, now=now)
+    return RollupRun(tuple(hours), tuple(dirty), rows)
+
+
+def rollup_dirty(engine: Engine, now: datetime | None = None) -> list[datetime]:
+    """Recompute the hours marked dirty by writers; returns them.
+
+    A mark is cleared only if its version is unchanged since we read it: a batch
+    committed for that hour meanwhile re-marks it and it is done again next time.
+    """
+    table = RollupDirtyHour.__table__
+    with engine.connect() as conn:
+        marks = conn.execute(select(table.c.hour, table.c.version).order_by(table.c.hour)).all()
+    for hour, version in marks:
+        rollup_hours(engine, hour, hour + HOUR, now=now)
+        with engine.begin() as conn:
+            conn.execute(table.delete().where(table.c.hour == hour, table.c.version == version))
+    return [hour for hour, _ in marks]
+
+
+def _upsert(insert_fn) -> Any:
+    stmt = insert_fn(_TABLE)
+    columns = [c.name for c in _TABLE.columns if c.name not in _KEY]
+    return stmt.on_conflict_do_update(index_elements=list(_KEY), set_={c: stmt.excluded[c] for c in columns})
+
+
+def _aggregate_python(conn: Connection, start: datetime, end: datetime, now: datetime) -> list[dict[str, Any]]:
+    s = SampleRow.__table__.c
+    cols = [s.target, s.agent, s.started_at, s.ok, s.error_kind, s.input_tokens, s.output_tokens]
+    cols += [s[m] for m in ROLLUP_METRICS]
+    query = select(*cols).where(s.started_at >= start, s.started_at < end)
+    groups: dict[tuple[str, datetime, str], list[Any]] = defaultdict(list)
+    for row in conn.execute(query):
+        groups[(row.target, hour_floor(row.started_at), row.agent)].append(row)
+    return [rollup_row(key, rows, now) for key, rows in groups.items()]
+
+
+def rollup_row(key: tuple[str, datetime, str], rows: list[Any], now: datetime) -> dict[str, Any]:
+    """One rollup row from raw rows with the attributes selected above (pure)."""
+    target, hour, agent = key
+    errors: dict[str, int] = defaultdict(int)
+    for r in rows:
+        if not r.ok:
+            errors[r.error_kind or "unknown"] += 1
+    out: dict[str, Any] = {
+        "target": target,
+        "hour": hour,
+        "agent": agent,
+        "samples": len(rows),
+        "ok_count": sum(1 for r in rows if r.ok),
+        "error_counts": dict(sorted(errors.items())),
+        "input_tokens_sum": sum(r.input_tokens or 0 for r in rows),
+        "output_tokens_sum": sum(r.output_tokens or 0 for r in rows),
+        "updated_at": now,
+    }
+    for metric in ROLLUP_METRICS:
+        values = [v for r in rows if r.ok and (v := getattr(r, metric)) is not None]
+        out[f"{metric}_hist"] = {str(b): n for b, n in sorted(histogram.from_values(values).items())}
+        out[f"{metric}_count"] = len(values)
+        out[f"{metric}_sum"] = sum(values) if values else None
+        out[f"{metric}_min"] = min(values) if values else None
+        out[f"{metric}_max"] = max(values) if values else None
+    return out
