@@ -104,6 +104,7 @@ class Service:
         )
         self.status.start()
         targets = self.config.targets_for_agent(self.config.agent)
+        await self._run_blocking("targets", lambda: self._sync_targets(targets))
         self.scheduler.start(targets)
         self.metrics.targets.set(len(targets))
         log.info(
@@ -162,6 +163,7 @@ class Service:
         self._redaction.update(config.secrets)
         self.config = config
         targets = config.targets_for_agent(config.agent)
+        self._sync_targets(targets)
         self.scheduler.apply(targets)
         self.metrics.targets.set(len(targets))
         self.metrics.config_reloads.labels("applied").inc()
@@ -189,11 +191,11 @@ class Service:
             await asyncio.sleep(1.0)
 
     async def _leader_jobs(self, now: float) -> None:
-        from monitor.storage import apply_retention, ensure_partitions_ahead, rollup_dirty, rollup_recent
+        from monitor.storage import apply_retention, ensure_partitions_ahead, rollup_recent
 
         engine = self.engine
         if self._due("rollups", ROLLUP_EVERY_S, now):
-            await self._run_blocking("rollups", lambda: (rollup_recent(engine), rollup_dirty(engine)))
+            await self._run_blocking("rollups", lambda: rollup_recent(engine))
         if self._due("retention", RETENTION_EVERY_S, now):
             retention = self.config.retention
 
@@ -220,10 +222,19 @@ class Service:
         except Exception as exc:  # a database outage must not stop the service
             log.warning("%s failed: %s: %s", name, type(exc).__name__, exc)
 
-    def _heartbeat(self) -> None:
-        from monitor.storage.agents import record_heartbeat
+    def _sync_targets(self, targets) -> None:
+        """Record the configured targets (and their protocol) for the dashboard."""
+        from monitor.storage.queries.agents import sync_targets
 
-        record_heartbeat(
+        try:
+            sync_targets(self.engine, targets)
+        except Exception as exc:  # the database may be down; samples still spool
+            log.warning("could not record targets: %s", type(exc).__name__)
+
+    def _heartbeat(self) -> None:
+        from monitor.storage.queries.agents import heartbeat_agent
+
+        heartbeat_agent(
             self.engine,
             self.config.agent,
             healthy=self.reachability.healthy(datetime.now(UTC)),
