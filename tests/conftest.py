@@ -66,3 +66,11 @@ def make_target(simulator: SimulatorProcess, tmp_path) -> Callable:
         return target
 
     return build
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """Creates throwaway PostgreSQL databases; see tests/pg.py."""
+    from tests.pg import pg_server_fixture
+
+    yield from pg_server_fixture()

@@ -11,8 +11,8 @@ from monitor.storage.db import make_engine
 from monitor.storage.ingest import BatchInserter
 from monitor.storage.models import SampleRow
 from monitor.storage.writer import SampleWriter
+from tests.pg import pg_url
 
-from .conftest import pg_url
 from .factories import make_samples
 
 pytestmark = pytest.mark.postgres
