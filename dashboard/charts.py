@@ -1,0 +1,261 @@
+"""Pure Plotly figure builders: plain values in, `go.Figure` out (no Streamlit, no database).
+
+Status figures (overview grid, timeline, health bars) live in `charts_status`
+and are re-exported here, so pages import one module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from dashboard.charts_status import health_bars, overview_grid, timeline_gantt
+from dashboard.palette import NEUTRAL, provider_colors, rgba, series_colors
+from monitor.storage.queries.alertviews import AlertView
+from monitor.storage.queries.compare import ModelStats
+from monitor.storage.queries.trends import Bands, Trend
+
+__all__ = [
+    "compare_bars",
+    "health_bars",
+    "overview_grid",
+    "samples_scatter",
+    "timeline_gantt",
+    "trend_figure",
+    "ttft_vs_prompt",
+    "ttft_vs_tps",
+]
+FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=13, color="#262730")
+SEVERITY_COLORS = {"page": "#d64545", "ticket": "#f0a202"}
+
+
+def base_layout(fig: go.Figure, title: str | None = None, height: int = 420) -> go.Figure:
+    fig.update_layout(
+        template="plotly_white",
+        font=FONT,
+        title=dict(text=title, x=0, xanchor="left", font=dict(size=16)) if title else None,
+        height=height,
+        margin=dict(l=10, r=10, t=50 if title else 20, b=10),
+        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
+        hoverlabel=dict(font_size=12),
+    )
+    return fig
+
+
+def _arr(values) -> np.ndarray:
+    """Floats with NaN for None: Plotly validates numpy arrays in one step, lists value by value."""
+    return np.array(values, dtype=float)
+
+
+def _band(x, low, high, color, alpha, group) -> go.Scatter:
+    """One closed polygon per band (forward along the top, back along the bottom): half the traces
+    of the usual two-trace `tonexty` fill, and Plotly's cost is per trace. Empty buckets are skipped."""
+    keep = ~(np.isnan(low) | np.isnan(high))
+    xs, lo, hi = x[keep], low[keep], high[keep]
+    return go.Scatter(
+        x=np.concatenate([xs, xs[::-1]]),
+        y=np.concatenate([hi, lo[::-1]]),
+        fill="toself",
+        fillcolor=rgba(color, alpha),
+        mode="lines",
+        line=dict(width=0),
+        hoverinfo="skip",
+        showlegend=False,
+        legendgroup=group,
+    )
+
+
+def _metric(x, bands: Bands, color: str, label: str, unit: str, legend: bool) -> list[go.Scatter]:
+    p01, p10, p50, p90, p99 = (_arr(v) for v in (bands.p01, bands.p10, bands.p50, bands.p90, bands.p99))
+    median = go.Scatter(
+        x=x,
+        y=p50,
+        mode="lines",
+        line=dict(color=color, width=2),
+        name=label,
+        legendgroup=label,
+        showlegend=legend,
+        customdata=np.column_stack([p10, p90, p01, p99]),
+        hovertemplate=(
+            f"<b>{label}</b><br>%{{x}}<br>p50 %{{y:,.0f}} {unit}<br>p10–p90 %{{customdata[0]:,.0f}}–"
+            f"%{{customdata[1]:,.0f}}<br>p1–p99 %{{customdata[2]:,.0f}}–%{{customdata[3]:,.0f}}<extra></extra>"
+        ),
+    )
+    return [_band(x, p01, p99, color, 0.12, label), _band(x, p10, p90, color, 0.28, label), median]
+
+
+def trend_figure(trend: Trend, alerts: Sequence[AlertView] = (), now: datetime | None = None) -> go.Figure:
+    """TTFT and TPS bands (median line in p10–p90 and p1–p99) over an error-rate strip."""
+    fig = make_subplots(
+        rows=3,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.06,
+        row_heights=[0.45, 0.35, 0.2],
+        subplot_titles=("Time to first token (ms)", "Decode speed (tokens/s)", "Error rate (%)"),
+    )
+    colors = series_colors([(s.label, s.provider) for s in trend.series], [])
+    traces, rows = [], []
+    for s in trend.series:
+        x = np.array([t.replace(tzinfo=None) for t in s.bucket_starts], dtype="datetime64[ms]")
+        ttft = _metric(x, s.ttft_ms, colors[s.label], s.label, "ms", True)
+        tps = _metric(x, s.tps, colors[s.label], s.label, "tok/s", False)
+        errors = go.Bar(
+            x=x,
+            y=_arr([None if r is None else 100 * r for r in s.error_rate]),
+            marker_color=colors[s.label],
+            name=s.label,
+            legendgroup=s.label,
+            showlegend=False,
+            customdata=np.column_stack([s.failed, s.measured]),
+            hovertemplate=f"<b>{s.label}</b><br>%{{x}}<br>%{{y:.1f}}% (%{{customdata[0]}} of "
+            "%{customdata[1]} probes)<extra></extra>",
+        )
+        traces += [*ttft, *tps, errors]
+        rows += [1] * len(ttft) + [2] * len(tps) + [3]
+    fig.add_traces(traces, rows=rows, cols=[1] * len(rows))
+    shapes, notes = [], []
+    for alert in alerts:
+        end = alert.resolved_at or now or trend.end
+        color = SEVERITY_COLORS.get(alert.severity, NEUTRAL)
+        common = dict(xref="x", yref="paper", x0=alert.begins_at, line_width=0, layer="below")
+        shapes.append(dict(type="rect", x1=end, y0=0, y1=1, fillcolor=color, opacity=0.08, **common))
+        shapes.append(
+            dict(
+                type="line",
+                x1=alert.begins_at,
+                y0=0,
+                y1=1,
+                **{**common, "line": dict(color=color, width=1, dash="dot")},
+            )
+        )
+        notes.append(dict(x=alert.begins_at, y=1.0, xref="x", yref="paper", text=f"⚠ {alert.rule}", showarrow=False,
+                          xanchor="left", font=dict(size=11, color=color), bgcolor="rgba(255,255,255,0.7)"))  # fmt: skip
+    fig.update_layout(shapes=shapes, annotations=[*fig.layout.annotations, *notes[:20]])
+    fig.update_yaxes(title_text="ms", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title_text="tokens/s", rangemode="tozero", row=2, col=1)
+    fig.update_yaxes(title_text="%", rangemode="tozero", row=3, col=1)
+    fig.update_xaxes(range=[trend.start, trend.end], title_text="time (UTC)", row=3, col=1)
+    fig.update_layout(barmode="group", bargap=0.15)
+    return base_layout(fig, None, height=720)
+
+
+def _model_label(s: ModelStats) -> str:
+    return f"{s.provider}/{s.model}"
+
+
+def compare_bars(stats: Sequence[ModelStats], cost_per_1k: Mapping[str, float | None]) -> go.Figure:
+    """Side by side on one prompt: p50 (bar) and p90 (marker) TTFT, TPS, error rate, cost per 1k probes."""
+    stats = sorted(stats, key=lambda s: (s.ttft_p50_ms is None, s.ttft_p50_ms or 0))
+    labels = [_model_label(s) for s in stats]
+    colors = provider_colors(s.provider for s in stats)
+    bar_colors = [colors[s.provider] for s in stats]
+    fig = make_subplots(
+        rows=1,
+        cols=4,
+        shared_yaxes=True,
+        horizontal_spacing=0.03,
+        subplot_titles=(
+            "TTFT p50 ▮ / p90 ◆ (ms)",
+            "Decode speed p50 (tokens/s)",
+            "Error rate (%)",
+            "Cost per 1k probes (USD)",
+        ),
+    )
+    fig.add_trace(go.Bar(y=labels, x=[s.ttft_p50_ms for s in stats], orientation="h", marker_color=bar_colors,
+                         name="TTFT p50", hovertemplate="%{y}: p50 %{x:,.0f} ms<extra></extra>"), row=1, col=1)  # fmt: skip
+    fig.add_trace(go.Scatter(y=labels, x=[s.ttft_p90_ms for s in stats], mode="markers", name="TTFT p90",
+                             marker=dict(symbol="diamond", color="#262730", size=8),
+                             hovertemplate="%{y}: p90 %{x:,.0f} ms<extra></extra>"), row=1, col=1)  # fmt: skip
+    fig.add_trace(go.Bar(y=labels, x=[s.tps_p50 for s in stats], orientation="h", marker_color=bar_colors,
+                         name="TPS p50", hovertemplate="%{y}: %{x:,.0f} tokens/s<extra></extra>"), row=1, col=2)  # fmt: skip
+    errors = [None if s.error_rate is None else 100 * s.error_rate for s in stats]
+    fig.add_trace(go.Bar(y=labels, x=errors, orientation="h", marker_color=bar_colors, name="error rate",
+                         hovertemplate="%{y}: %{x:.2f}%<extra></extra>"), row=1, col=3)  # fmt: skip
+    costs = [cost_per_1k.get(_model_label(s)) for s in stats]
+    fig.add_trace(go.Bar(y=labels, x=costs, orientation="h", marker_color=bar_colors, name="cost",
+                         hovertemplate="%{y}: $%{x:.3f} per 1k probes<extra></extra>"), row=1, col=4)  # fmt: skip
+    fig.update_layout(showlegend=False)
+    fig.update_yaxes(autorange="reversed")
+    for col, unit in enumerate(("ms", "tokens/s", "%", "USD"), start=1):
+        fig.update_xaxes(title_text=unit, rangemode="tozero", row=1, col=col)
+    return base_layout(fig, None, height=max(260, 60 + 28 * len(stats)))
+
+
+def ttft_vs_prompt(stats: Sequence[ModelStats]) -> go.Figure:
+    """Median TTFT against the prompt's input tokens, one line per model (short vs long prompt)."""
+    fig = go.Figure()
+    colors = provider_colors(s.provider for s in stats)
+    by_model: dict[str, list[ModelStats]] = {}
+    for s in stats:
+        by_model.setdefault(_model_label(s), []).append(s)
+    for label, rows in sorted(by_model.items()):
+        rows = sorted((r for r in rows if r.input_tokens_mean), key=lambda r: r.input_tokens_mean or 0)
+        fig.add_trace(
+            go.Scatter(
+                x=[r.input_tokens_mean for r in rows],
+                y=[r.ttft_p50_ms for r in rows],
+                mode="lines+markers",
+                name=label,
+                line=dict(color=colors[rows[0].provider] if rows else NEUTRAL),
+                text=[r.prompt for r in rows],
+                hovertemplate=f"<b>{label}</b><br>prompt %{{text}}: %{{x:,.0f}} input tokens<br>"
+                "TTFT p50 %{y:,.0f} ms<extra></extra>",
+            )
+        )
+    fig.update_xaxes(title_text="prompt length (input tokens)", type="log")
+    fig.update_yaxes(title_text="TTFT p50 (ms)", rangemode="tozero")
+    return base_layout(fig, "TTFT vs prompt length", height=420)
+
+
+def ttft_vs_tps(stats: Sequence[ModelStats]) -> go.Figure:
+    """Each model on one prompt as a point: right is faster decoding, low is faster first token."""
+    fig = go.Figure()
+    colors = provider_colors(s.provider for s in stats)
+    for provider in sorted({s.provider for s in stats}):
+        rows = [s for s in stats if s.provider == provider and s.ttft_p50_ms is not None and s.tps_p50 is not None]
+        fig.add_trace(
+            go.Scatter(
+                x=[s.tps_p50 for s in rows],
+                y=[s.ttft_p50_ms for s in rows],
+                error_y=dict(
+                    type="data",
+                    symmetric=False,
+                    array=[(s.ttft_p90_ms or 0) - (s.ttft_p50_ms or 0) for s in rows],
+                    arrayminus=[(s.ttft_p50_ms or 0) - (s.ttft_p10_ms or 0) for s in rows],
+                    color=rgba(colors[provider], 0.4),
+                ),
+                mode="markers+text",
+                text=[s.model for s in rows],
+                textposition="top center",
+                marker=dict(size=11, color=colors[provider]),
+                name=provider,
+                hovertemplate="<b>%{text}</b><br>%{x:,.0f} tokens/s<br>TTFT p50 %{y:,.0f} ms<extra></extra>",
+            )
+        )
+    fig.update_xaxes(title_text="decode speed p50 (tokens/s)", rangemode="tozero")
+    fig.update_yaxes(title_text="TTFT p50 (ms), whiskers p10–p90", rangemode="tozero")
+    return base_layout(fig, "TTFT vs decode speed", height=460)
+
+
+def samples_scatter(
+    times: Sequence[datetime], values: Sequence[float | None], ok: Sequence[bool], metric: str
+) -> go.Figure:
+    """One target's raw samples; failures as red crosses on the time axis."""
+    unit = "tokens/s" if metric == "tps" else "ms"
+    fig = go.Figure()
+    good = [(t, v) for t, v, k in zip(times, values, ok, strict=True) if k and v is not None]
+    bad = [t for t, k in zip(times, ok, strict=True) if not k]
+    fig.add_trace(go.Scatter(x=[t for t, _ in good], y=[v for _, v in good], mode="markers", name="ok",
+                             marker=dict(size=5, color="#4c78a8", opacity=0.7),
+                             hovertemplate=f"%{{x}}<br>%{{y:,.1f}} {unit}<extra></extra>"))  # fmt: skip
+    fig.add_trace(go.Scatter(x=bad, y=[0] * len(bad), mode="markers", name="failed",
+                             marker=dict(symbol="x", size=8, color="#d64545"),
+                             hovertemplate="%{x}<br>failed<extra></extra>"))  # fmt: skip
+    fig.update_yaxes(title_text=f"{metric} ({unit})", rangemode="tozero")
+    fig.update_xaxes(title_text="time (UTC)")
+    return base_layout(fig, None, height=360)

@@ -1,0 +1,223 @@
+"""Everything the pages read, cached; the only dashboard module that touches the database.
+
+Queries live in `monitor.storage.queries` (values in, frozen values out); here
+they get an engine, a cache with a TTL sized to how fast the answer can change,
+and one kind of failure: `Unavailable`, carrying a one-line message the page
+shows instead of a traceback.
+
+The dashboard never writes. On PostgreSQL every session is read-only
+(`default_transaction_read_only`), with JIT off (it costs more than it saves on
+these short queries) and a statement timeout so a slow query cannot pin a
+connection forever.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
+
+import streamlit as st
+from sqlalchemy import Engine
+
+from dashboard.settings import Settings, load_settings
+from monitor.storage.queries import alertviews, compare, dashfetch, health, overview, sampleviews, trends
+from monitor.storage.queries.agents import AgentInfo, list_agents
+
+T = TypeVar("T")
+TargetRef = trends.TargetRef
+PG_OPTIONS = "-c default_transaction_read_only=on -c jit=off -c statement_timeout=20000"
+SHORT_TTL_S, LONG_TTL_S = 20, 300
+
+
+class Unavailable(Exception):
+    """The database cannot answer; `str()` is one line for the reader."""
+
+
+@st.cache_resource(ttl=60, show_spinner=False)
+def settings() -> Settings:
+    return load_settings()
+
+
+@st.cache_resource(show_spinner=False)
+def _engine(url: str) -> Engine:
+    from monitor.storage.db import make_engine, normalize_url
+
+    if normalize_url(url).get_backend_name() == "sqlite":
+        return make_engine(url)
+    return make_engine(url, connect_args={"options": PG_OPTIONS}, pool_size=4)
+
+
+def engine() -> Engine:
+    return _engine(settings().database_url)
+
+
+def _one_line(exc: BaseException) -> str:
+    from monitor.storage.db import redact_url
+
+    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    where = redact_url(settings().database_url)
+    return f"cannot read the database {where}: {reason[0] if reason else type(exc).__name__}"
+
+
+def guarded(fn: Callable[..., T], *args: Any) -> T:
+    try:
+        return fn(*args)
+    except Unavailable:
+        raise
+    except Exception as exc:  # any driver or SQL error: the page says so in one line
+        raise Unavailable(_one_line(exc)) from exc
+
+
+def now() -> datetime:
+    """The current time to 10 s, so a rerun within the same 10 s hits the cache."""
+    t = datetime.now(UTC)
+    return t.replace(second=t.second // 10 * 10, microsecond=0)
+
+
+@st.cache_data(ttl=15, show_spinner=False)
+def schema_problem() -> str | None:
+    """None when the database is migrated and reachable, else what to do about it."""
+    from monitor.storage.migrate import check_schema
+
+    try:
+        return check_schema(engine())
+    except Exception as exc:
+        return _one_line(exc)
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def targets() -> tuple[TargetRef, ...]:
+    return tuple(guarded(dashfetch.list_targets, engine()))
+
+
+def refs(ids: tuple[str, ...]) -> list[TargetRef]:
+    by_id = {t.id: t for t in targets()}
+    return [by_id[i] for i in ids if i in by_id]
+
+
+@dataclass(frozen=True)
+class OverviewData:
+    overview: overview.Overview
+    live_alerts: tuple[alertviews.AlertView, ...]
+    agents: tuple[AgentInfo, ...]
+
+
+@st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
+def overview_data(at: datetime) -> OverviewData:
+    eng = engine()
+    return OverviewData(
+        guarded(overview.overview, eng, list(targets()), at),
+        tuple(guarded(alertviews.live_alerts, eng)),
+        tuple(guarded(list_agents, eng)),
+    )
+
+
+def _ttl_for(start: datetime, end: datetime) -> int:
+    return LONG_TTL_S if trends.uses_rollups(end - start) else SHORT_TTL_S
+
+
+@st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
+def trend(ids: tuple[str, ...], start: datetime, end: datetime, split_by: str) -> trends.Trend:
+    return guarded(trends.trend, engine(), refs(ids), start, end, split_by)
+
+
+@st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
+def alerts_between(start: datetime, end: datetime, fired_only: bool = True) -> tuple[alertviews.AlertView, ...]:
+    return tuple(guarded(lambda: alertviews.alerts_between(engine(), start, end, fired_only=fired_only)))
+
+
+@st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
+def model_stats(ids: tuple[str, ...], start: datetime, end: datetime) -> tuple[compare.ModelStats, ...]:
+    return tuple(guarded(compare.compare, engine(), refs(ids), start, end))
+
+
+@st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
+def period_grid(ids: tuple[str, ...] | None, start: datetime, end: datetime, period: timedelta) -> health.PeriodGrid:
+    """Rollups for ranges of a day or more, raw samples below (DESIGN §9)."""
+    fn = health.period_grid if trends.uses_rollups(end - start) else health.raw_period_grid
+    return guarded(fn, engine(), start, end, period, list(ids) if ids is not None else None)
+
+
+UPTIME_WINDOWS = {"24 h": timedelta(hours=24), "7 d": timedelta(days=7), "30 d": timedelta(days=30)}
+HEALTH_DAYS = 90
+
+
+@dataclass(frozen=True)
+class HealthData:
+    daily: health.PeriodGrid  # 90 daily columns, uptime windows in `window_totals`
+    current: health.PeriodGrid  # the last two hours
+    incidents: tuple[alertviews.AlertView, ...]
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def health_data(at: datetime) -> HealthData:
+    eng = engine()
+    start = (at - timedelta(days=HEALTH_DAYS - 1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    windows = {name: at - span for name, span in UPTIME_WINDOWS.items()}
+    daily = guarded(health.period_grid, eng, start, at, timedelta(days=1), None, windows)
+    current = guarded(health.period_grid, eng, at - timedelta(hours=2), at, timedelta(hours=2))
+    incidents = alertviews.alerts_between(eng, start, at, fired_only=True)
+    return HealthData(daily, current, tuple(incidents))
+
+
+@dataclass(frozen=True)
+class AlertsData:
+    live: tuple[alertviews.AlertView, ...]
+    past: tuple[alertviews.AlertView, ...]
+    silences: tuple[alertviews.SilenceView, ...]
+    deliveries: tuple[alertviews.DeliveryView, ...]
+
+
+@st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
+def alerts_data(at: datetime, days: int = 30) -> AlertsData:
+    eng = engine()
+    since = at - timedelta(days=days)
+    past = [a for a in guarded(alertviews.alerts_between, eng, since, at) if a.state == "resolved"]
+    return AlertsData(
+        tuple(guarded(alertviews.live_alerts, eng)),
+        tuple(past),
+        tuple(guarded(alertviews.silences, eng, since)),
+        tuple(guarded(alertviews.deliveries, eng)),
+    )
+
+
+@st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
+def samples(target: str, start: datetime, end: datetime, outcome: str, kinds: tuple[str, ...], limit: int):
+    return tuple(
+        guarded(
+            lambda: sampleviews.target_samples(
+                engine(), target, start, end, outcome=outcome, error_kinds=kinds, limit=limit
+            )
+        )
+    )
+
+
+@st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
+def error_kinds(target: str, start: datetime, end: datetime) -> tuple[str, ...]:
+    return tuple(guarded(sampleviews.error_kinds_of, engine(), target, start, end))
+
+
+def page_loads(at: datetime) -> dict[str, Callable[[], object]]:
+    """What each page reads in its default view (the benchmark times these)."""
+    ids = tuple(t.id for t in targets())
+    first = ids[:1]
+    provider = targets()[0].provider if ids else ""
+    twenty = tuple(t.id for t in targets() if t.provider == provider)[:20]
+    day, month, week = at - timedelta(days=1), at - timedelta(days=30), at - timedelta(days=7)
+    return {
+        "Overview": lambda: overview_data(at),
+        "Trends: 20 targets, last hour": lambda: trend(twenty, at - timedelta(hours=1), at, "provider/model"),
+        "Trends: 20 targets, 24 h": lambda: trend(twenty, day, at, "provider/model"),
+        "Trends: 20 targets, 30 d": lambda: (trend(twenty, month, at, "provider/model"), alerts_between(month, at)),
+        "Trends: 1 target, 30 d": lambda: (trend(first, month, at, "target"), alerts_between(month, at)),
+        "Compare: all models, 24 h": lambda: model_stats(ids, day, at),
+        "Timeline: all targets, 7 d": lambda: (
+            period_grid(None, week, at, timedelta(hours=1)),
+            alerts_between(week, at),
+        ),
+        "Provider health: 90 days": lambda: health_data(at),
+        "Alerts": lambda: alerts_data(at),
+        "Samples: 1 target, 24 h": lambda: samples(first[0] if first else "", day, at, "all", (), 5000),
+    }

@@ -1,0 +1,146 @@
+"""Provider health, shaped for the page (pure: grids in, rows and colours out).
+
+Prompts of a model and region are pooled into one lane, as a product manager
+reads it ("is claude-sonnet in eu-west healthy?"): probes and failures are
+summed; the latency ratio is the worst of the prompts', so a slow long prompt
+is not hidden by a fast short one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dashboard import status
+from monitor.storage.queries.alertviews import AlertView
+from monitor.storage.queries.health import PeriodGrid
+from monitor.storage.queries.trends import TargetRef
+
+
+@dataclass(frozen=True)
+class Lane:
+    name: str  # "model · region"
+    rows: tuple[int, ...]  # indexes into the grid's targets
+
+
+def lanes_for(grid: PeriodGrid, refs: Mapping[str, TargetRef], provider: str) -> list[Lane]:
+    lanes: dict[str, list[int]] = {}
+    for i, tid in enumerate(grid.targets):
+        ref = refs.get(tid)
+        if ref is not None and ref.provider == provider:
+            lanes.setdefault(f"{ref.model} · {ref.region}", []).append(i)
+    return [Lane(name, tuple(rows)) for name, rows in sorted(lanes.items())]
+
+
+def _availability(measured, failed):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(measured > 0, 1 - failed / np.maximum(measured, 1), np.nan)
+
+
+def daily_bars(grid: PeriodGrid, lanes: Sequence[Lane]) -> tuple[list[list[str]], list[list[str]]]:
+    """(colours, hover texts) per lane × day."""
+    ratio = grid.latency_ratio()
+    colors, hover = [], []
+    for lane in lanes:
+        idx = list(lane.rows)
+        measured = grid.measured[idx].sum(axis=0)
+        failed = grid.failed[idx].sum(axis=0)
+        avail = _availability(measured, failed)
+        with np.errstate(all="ignore"):
+            worst = np.nanmax(np.where(np.isnan(ratio[idx]), -np.inf, ratio[idx]), axis=0)
+        worst = np.where(np.isfinite(worst), worst, np.nan)
+        row_c, row_h = [], []
+        for a, r, m, f in zip(avail, worst, measured, failed, strict=True):
+            color, label = status.day_color(None if math.isnan(a) else float(a), None if math.isnan(r) else float(r))
+            row_c.append(color)
+            row_h.append("no probes" if m == 0 else f"{label}<br>{int(f)} failed of {int(m)} probes")
+        colors.append(row_c)
+        hover.append(row_h)
+    return colors, hover
+
+
+def uptime_rows(grid: PeriodGrid, lanes: Sequence[Lane], windows: Sequence[str]) -> list[dict[str, str]]:
+    """One row per lane: availability over each window ('—' where nothing was measured)."""
+    out = []
+    for lane in lanes:
+        idx = list(lane.rows)
+        row = {"model · region": lane.name}
+        for name in windows:
+            measured, failed = grid.window_totals[name]
+            m, f = int(measured[idx].sum()), int(failed[idx].sum())
+            row[name] = "—" if m == 0 else f"{100 * (1 - f / m):.2f}%"
+        m, f = int(grid.measured[idx].sum()), int(grid.failed[idx].sum())
+        row["90 d"] = "—" if m == 0 else f"{100 * (1 - f / m):.2f}%"
+        out.append(row)
+    return out
+
+
+def current_states(current: PeriodGrid, baseline: Mapping[str, float]) -> dict[str, str]:
+    """State of each target over the last two hours, against its 90-day baseline."""
+    out = {}
+    for i, tid in enumerate(current.targets):
+        measured, failed = int(current.measured[i].sum()), int(current.failed[i].sum())
+        typical = current.typical_ttft_ms[i][~np.isnan(current.typical_ttft_ms[i])]
+        base = baseline.get(tid)
+        ratio = float(typical[-1] / base) if typical.size and base and not math.isnan(base) else None
+        out[tid] = status.state_of(measured, failed, ratio)
+    return out
+
+
+def provider_statuses(
+    states: Mapping[str, str], refs: Mapping[str, TargetRef], live: Sequence[AlertView]
+) -> dict[str, str]:
+    by_provider: dict[str, list[str]] = {}
+    for tid, state in states.items():
+        if tid in refs:
+            by_provider.setdefault(refs[tid].provider, []).append(state)
+    for ref in refs.values():
+        by_provider.setdefault(ref.provider, [])
+    return {
+        p: status.provider_status(s, [a.metric for a in live if a.provider == p and a.state == "firing"])
+        for p, s in sorted(by_provider.items())
+    }
+
+
+def incident_rows(alerts: Sequence[AlertView], provider: str) -> list[dict[str, object]]:
+    rows = []
+    for a in alerts:
+        if a.provider != provider:
+            continue
+        end = a.resolved_at
+        minutes = int(((end - a.begins_at).total_seconds()) // 60) if end else None
+        where = " ".join(x for x in (a.model, a.region, a.prompt) if x) or "all models and regions"
+        rows.append(
+            {
+                "started (UTC)": a.begins_at.strftime("%Y-%m-%d %H:%M"),
+                "ended (UTC)": end.strftime("%Y-%m-%d %H:%M") if end else "ongoing",
+                "duration": "ongoing" if minutes is None else f"{minutes // 60} h {minutes % 60:02d} min",
+                "impact": f"{_metric_words(a.metric)} on {where}",
+                "measured": _value(a),
+                "severity": a.severity,
+            }
+        )
+    return rows
+
+
+def _metric_words(metric: str) -> str:
+    return {
+        "error_rate": "errors",
+        "ttft_ms": "slow first token",
+        "ttft_answer_ms": "slow first answer token",
+        "total_ms": "slow answers",
+        "tps": "slow decoding",
+    }.get(metric, metric)
+
+
+def _value(a: AlertView) -> str:
+    if a.value is None:
+        return ""
+    if a.metric == "error_rate":
+        return f"{100 * a.value:.0f}% errors (normal {100 * (a.baseline or 0):.1f}%)"
+    unit = "tok/s" if a.metric == "tps" else "ms"
+    base = f" (normal {a.baseline:,.0f} {unit})" if a.baseline is not None else ""
+    return f"{a.value:,.0f} {unit}{base}"

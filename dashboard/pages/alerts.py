@@ -1,0 +1,101 @@
+"""Alerts: what fires now, what fired before, what is silenced, and whether notifications got out."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import data, ui
+
+ui.header(
+    "Alerts",
+    "Read-only: the alert engine owns these tables. Silences mute notifications, never measurement "
+    "(add them with `firsttoken silence add`).",
+)
+ui.require_targets()
+now = data.now()
+days = st.segmented_control("History", [1, 7, 30, 90], default=30, format_func=lambda d: f"{d} d", key="alerts-days")
+ad = ui.load(data.alerts_data, now, days or 30)
+
+
+def alert_rows(alerts, resolved: bool):
+    return [
+        {
+            "state": a.state,
+            "severity": a.severity,
+            "rule": a.rule,
+            "scope": a.scope_key,
+            "metric": a.metric,
+            "value": a.value,
+            "baseline": a.baseline,
+            "started (UTC)": a.begins_at.strftime("%Y-%m-%d %H:%M"),
+            **({"resolved (UTC)": a.resolved_at.strftime("%Y-%m-%d %H:%M")} if resolved and a.resolved_at else {}),
+            **({} if resolved else {"for": ui.ago(a.begins_at, now).replace(" ago", "")}),
+            "silenced": a.silenced,
+            "summary": a.summary,
+        }
+        for a in alerts
+    ]
+
+
+firing, pending = [a for a in ad.live if a.state == "firing"], [a for a in ad.live if a.state == "pending"]
+c = st.columns(4)
+c[0].metric("Firing", len(firing))
+c[1].metric("Pending", len(pending))
+c[2].metric(f"Resolved ({days or 30} d)", len(ad.past))
+c[3].metric("Failed deliveries", sum(d.status == "failed" for d in ad.deliveries))
+
+st.subheader("Firing and pending")
+if ad.live:
+    st.dataframe(alert_rows(ad.live, resolved=False), hide_index=True, width="stretch")
+else:
+    st.success("Nothing is firing.", icon="✅")
+
+st.subheader("Resolved")
+if ad.past:
+    st.dataframe(alert_rows(ad.past, resolved=True), hide_index=True, width="stretch")
+else:
+    st.caption("No alert resolved in this period.")
+
+st.subheader("Silences")
+if ad.silences:
+    st.dataframe(
+        [
+            {
+                "active": s.active(now),
+                "match": ", ".join(f"{k}={v}" for k, v in sorted(s.match.items())),
+                "from (UTC)": s.starts_at.strftime("%Y-%m-%d %H:%M"),
+                "until (UTC)": s.ends_at.strftime("%Y-%m-%d %H:%M"),
+                "reason": s.reason,
+                "by": s.created_by,
+            }
+            for s in ad.silences
+        ],
+        hide_index=True,
+        width="stretch",
+    )
+else:
+    st.caption("No silence active or recently ended.")
+
+st.subheader("Notification deliveries")
+if ad.deliveries:
+    st.dataframe(
+        [
+            {
+                "status": {"sent": "✅ sent", "failed": "❌ failed", "pending": "⏳ pending"}.get(d.status, d.status),
+                "event": d.event,
+                "notifier": d.notifier,
+                "rule": d.rule,
+                "scope": d.scope_key,
+                "attempts": d.attempts,
+                "created (UTC)": d.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+                "sent (UTC)": d.sent_at.strftime("%Y-%m-%d %H:%M:%S") if d.sent_at else "",
+                "next try (UTC)": d.next_attempt_at.strftime("%H:%M:%S") if d.status == "pending" else "",
+                "last error": d.last_error or "",
+            }
+            for d in ad.deliveries
+        ],
+        hide_index=True,
+        width="stretch",
+    )
+else:
+    st.caption("No notification has been queued yet.")

@@ -1,0 +1,62 @@
+"""Compare: models side by side on the same prompt (the small-vs-flagship question)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import charts, data, ui
+
+ui.header(
+    "Compare",
+    "Models side by side on the same prompt, regions pooled. Cost per 1,000 probes uses the configured `prices` "
+    "and each model's mean token counts.",
+)
+targets = ui.require_targets()
+prompts = sorted({t.prompt for t in targets})
+c1, c2, c3 = st.columns([2, 2, 3])
+prompt = c1.selectbox("Prompt", prompts, key="compare-prompt")
+regions = sorted({t.region for t in targets})
+chosen_regions = c2.multiselect("Regions", regions, default=regions, key="compare-regions", placeholder="all")
+with c3:
+    range_label, span = ui.range_picker("compare-range", default="24 h")
+pool = [t for t in targets if not chosen_regions or t.region in chosen_regions]
+now = data.now()
+stats = ui.load(data.model_stats, tuple(t.id for t in pool), now - span, now)
+on_prompt = [s for s in stats if s.prompt == prompt and s.measured]
+if not on_prompt:
+    st.info(f"No samples on prompt `{prompt}` in the last {range_label}.", icon="ℹ️")
+    st.stop()
+
+prices = data.settings().prices
+costs = {}
+for s in on_prompt:
+    price = prices.get(f"{s.provider}/{s.model}")
+    if price and s.input_tokens_mean is not None:
+        per_probe = ((s.input_tokens_mean or 0) * price[0] + (s.output_tokens_mean or 0) * price[1]) / 1e6
+        costs[f"{s.provider}/{s.model}"] = 1000 * per_probe
+st.plotly_chart(charts.compare_bars(on_prompt, costs), width="stretch", key="compare-bars")
+if not costs:
+    st.caption("No `prices` configured for these models: the cost column stays empty.")
+st.dataframe(
+    [
+        {
+            "model": f"{s.provider}/{s.model}",
+            "probes": s.measured,
+            "TTFT p50": ui.ms(s.ttft_p50_ms),
+            "TTFT p90": ui.ms(s.ttft_p90_ms),
+            "TPS p50": ui.rate(s.tps_p50),
+            "error rate": ui.pct(s.error_rate),
+            "cost / 1k probes": "—"
+            if costs.get(f"{s.provider}/{s.model}") is None
+            else f"${costs[f'{s.provider}/{s.model}']:.3f}",
+        }
+        for s in sorted(on_prompt, key=lambda s: s.ttft_p50_ms or float("inf"))
+    ],
+    hide_index=True,
+    width="stretch",
+)
+left, right = st.columns(2)
+with left:
+    st.plotly_chart(charts.ttft_vs_prompt([s for s in stats if s.measured]), width="stretch", key="compare-prompt-len")
+with right:
+    st.plotly_chart(charts.ttft_vs_tps(on_prompt), width="stretch", key="compare-scatter")

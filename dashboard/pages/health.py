@@ -1,0 +1,67 @@
+"""Provider health: the page product managers read, and share (no sign-in needed)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import charts, data, health_view, status, ui
+
+ui.header(
+    "Provider health",
+    "Current status, 90 days of daily availability (amber-brown: available but slow against its own baseline), "
+    "uptime and incidents, per provider. This page is read-only and needs no sign-in: share its link.",
+)
+targets = ui.require_targets()
+refs = {t.id: t for t in targets}
+providers = sorted({t.provider for t in targets})
+now = data.now()
+hd = ui.load(data.health_data, now)
+baseline = dict(zip(hd.daily.targets, hd.daily.baseline_ttft_ms.tolist(), strict=True))
+states = health_view.current_states(hd.current, baseline)
+statuses = health_view.provider_statuses(states, refs, [a for a in hd.incidents if a.state == "firing"])
+
+cols = st.columns(min(len(providers), 5) or 1)
+for i, p in enumerate(providers):
+    color = status.PROVIDER_STATUS_COLORS[statuses[p]]
+    cols[i % len(cols)].markdown(
+        f"<div style='border-left:6px solid {color};padding:4px 10px;margin-bottom:8px'>"
+        f"<b>{p}</b><br><span style='color:{color}'>● {statuses[p]}</span></div>",
+        unsafe_allow_html=True,
+    )
+
+wanted = st.query_params.get("provider")
+provider = st.selectbox(
+    "Provider", providers, index=providers.index(wanted) if wanted in providers else 0, key="health-provider"
+)
+st.query_params["provider"] = provider
+lanes = health_view.lanes_for(hd.daily, refs, provider)
+st.header(f"{provider}: {statuses[provider]}")
+if not lanes:
+    st.info(f"No samples from {provider} in the last {data.HEALTH_DAYS} days.", icon="ℹ️")
+    st.stop()
+
+st.subheader("Uptime")
+st.dataframe(health_view.uptime_rows(hd.daily, lanes, list(data.UPTIME_WINDOWS)), hide_index=True, width="stretch")
+st.subheader(f"Last {data.HEALTH_DAYS} days")
+colors, hover = health_view.daily_bars(hd.daily, lanes)
+st.plotly_chart(
+    charts.health_bars([lane.name for lane in lanes], list(hd.daily.period_starts), colors, hover),
+    width="stretch",
+    key="health-bars",
+)
+legend = (
+    " ".join(f"<span style='color:{c}'>■</span> {label}" for _, label, c in status.DAY_STEPS)
+    + f" <span style='color:{status.SLOW_DAY_COLOR}'>■</span> slow <span style='color:#c9ccd1'>■</span> no data"
+)
+st.markdown(legend, unsafe_allow_html=True)
+
+st.subheader("Incident history")
+incidents = health_view.incident_rows(hd.incidents, provider)
+if incidents:
+    st.dataframe(incidents, hide_index=True, width="stretch")
+else:
+    st.success(f"No incident recorded for {provider} in the last {data.HEALTH_DAYS} days.", icon="✅")
+
+base = (data.settings().dashboard_url or "").rstrip("/")
+st.caption("Share this page (read-only, no sign-in):")
+st.code(f"{base or 'http://<dashboard-host>:8501'}/health?provider={provider}", language=None)

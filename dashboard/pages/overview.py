@@ -1,0 +1,121 @@
+"""Overview: the whole matrix at a glance, firing alerts, headline numbers, agents."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import streamlit as st
+
+from dashboard import charts, data, status, ui
+from dashboard.charts_status import GridCell
+
+SILENT_AGENT = timedelta(minutes=10)
+
+ui.header(
+    "Overview",
+    "Every provider × model × region × prompt, judged on its last 15 minutes against its own 24-hour baseline. "
+    "Refreshes every 30 s.",
+)
+targets = ui.require_targets()
+
+
+@st.fragment(run_every=timedelta(seconds=30))
+def body() -> None:
+    now = data.now()
+    od = ui.load(data.overview_data, now)
+    rows = od.overview.targets
+    states = {}
+    for r in rows:
+        ratio = (
+            r.recent_ttft_p50_ms / r.baseline_ttft_p50_ms if r.recent_ttft_p50_ms and r.baseline_ttft_p50_ms else None
+        )
+        states[r.target.id] = status.state_of(r.recent_measured, r.recent_failed, ratio)
+    counts = {s: sum(v == s for v in states.values()) for s in status.STATES}
+    firing = [a for a in od.live_alerts if a.state == "firing"]
+    cols = st.columns(5)
+    cols[0].metric("Healthy", counts[status.HEALTHY])
+    cols[1].metric("Degraded", counts[status.DEGRADED])
+    cols[2].metric("Down", counts[status.DOWN])
+    cols[3].metric("No data (1 h)", counts[status.NO_DATA])
+    cols[4].metric("Firing alerts", len(firing))
+
+    cells = [
+        GridCell(
+            row=f"{r.target.provider}/{r.target.model}",
+            column=f"{r.target.region} · {r.target.prompt}",
+            state=states[r.target.id],
+            text=ui.ms(r.recent_ttft_p50_ms),
+            hover=(
+                f"{states[r.target.id]}<br>TTFT p50 {ui.ms(r.recent_ttft_p50_ms)} (baseline "
+                f"{ui.ms(r.baseline_ttft_p50_ms)})<br>errors {r.recent_failed} of {r.recent_measured} probes"
+                f"<br>last sample {ui.ago(r.last_sample_at, now)}"
+            ),
+        )
+        for r in rows
+    ]
+    st.subheader("Matrix")
+    st.plotly_chart(charts.overview_grid(cells), width="stretch", key="overview-grid")
+
+    left, right = st.columns([3, 2])
+    with left:
+        st.subheader("Last hour per provider")
+        st.dataframe(
+            [
+                {
+                    "provider": h.provider,
+                    "prompt": h.prompt,
+                    "probes": h.samples,
+                    "error rate": ui.pct(h.failed / h.samples if h.samples else None),
+                    "TTFT p50": ui.ms(h.ttft_p50_ms),
+                    "TTFT p90": ui.ms(h.ttft_p90_ms),
+                    "TPS p50": ui.rate(h.tps_p50),
+                }
+                for h in od.overview.headlines
+            ],
+            hide_index=True,
+            width="stretch",
+        )
+    with right:
+        st.subheader("Agents")
+        if not od.agents:
+            st.info("No probe agent has reported yet.")
+        st.dataframe(
+            [
+                {
+                    "agent": a.name,
+                    "status": "🔇 silent"
+                    if a.last_sample_at is None or now - a.last_sample_at > SILENT_AGENT
+                    else ("✅ probing" if a.healthy else "⚠️ unhealthy (cannot reach providers)"),
+                    "last sample": ui.ago(a.last_sample_at, now),
+                    "heartbeat": ui.ago(a.last_seen, now),
+                }
+                for a in od.agents
+            ],
+            hide_index=True,
+            width="stretch",
+        )
+    st.subheader("Firing and pending alerts")
+    if not od.live_alerts:
+        st.success("Nothing is firing.", icon="✅")
+    else:
+        st.dataframe(
+            [
+                {
+                    "state": a.state,
+                    "severity": a.severity,
+                    "rule": a.rule,
+                    "scope": a.scope_key,
+                    "since": ui.ago(a.begins_at, now),
+                    "value": a.value,
+                    "baseline": a.baseline,
+                    "silenced": a.silenced,
+                    "summary": a.summary,
+                }
+                for a in od.live_alerts
+            ],
+            hide_index=True,
+            width="stretch",
+        )
+
+
+body()

@@ -1,0 +1,72 @@
+"""Samples: one target's raw probes, filtered by outcome and error kind, downloadable as CSV."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import charts, data, ui
+from monitor.storage.queries.sampleviews import OUTCOMES, backtest_csv, full_csv
+
+METRICS = ("ttft_ms", "ttft_answer_ms", "total_ms", "tps")
+LIMIT = 5_000
+
+ui.header("Samples", f"The raw probes of one target (the newest {LIMIT:,} in the range), as stored.")
+targets = ui.require_targets()
+ids = [t.id for t in targets]
+c1, c2 = st.columns([3, 2])
+target = c1.selectbox("Target", ids, key="samples-target")
+with c2:
+    range_label, span = ui.range_picker("samples-range", default="24 h", options=("1 h", "6 h", "24 h", "7 d", "30 d"))
+now = data.now()
+start = now - span
+c3, c4, c5 = st.columns(3)
+outcome = c3.segmented_control("Outcome", OUTCOMES, default="all", key="samples-outcome") or "all"
+kinds = c4.multiselect(
+    "Error kind", ui.load(data.error_kinds, target, start, now), key="samples-kinds", placeholder="any"
+)
+metric = c5.selectbox("Metric", METRICS, key="samples-metric")
+rows = ui.load(data.samples, target, start, now, outcome, tuple(kinds), LIMIT)
+if not rows:
+    st.info(f"No samples of `{target}` match these filters in the last {range_label}.", icon="ℹ️")
+    st.stop()
+
+failed = sum(not s.ok for s in rows)
+st.caption(
+    f"{len(rows):,} samples · {failed:,} failed · {rows[0].started_at:%Y-%m-%d %H:%M} → {rows[-1].started_at:%H:%M} UTC"
+)
+st.plotly_chart(
+    charts.samples_scatter(
+        [s.started_at for s in rows], [getattr(s, metric) for s in rows], [s.ok for s in rows], metric
+    ),
+    width="stretch",
+    key="samples-scatter",
+)
+d1, d2 = st.columns(2)
+safe = target.replace("/", "_").replace("@", "_").replace(":", "_")
+d1.download_button(
+    f"⬇ {metric} for `firsttoken backtest` (timestamp,value)",
+    backtest_csv(rows, metric),
+    file_name=f"{safe}-{metric}.csv",
+    mime="text/csv",
+    help="Failed probes have an empty value; cancelled probes are left out.",
+)
+d2.download_button("⬇ every field (CSV)", full_csv(rows), file_name=f"{safe}-samples.csv", mime="text/csv")
+st.dataframe(
+    [
+        {
+            "started (UTC)": s.started_at.strftime("%Y-%m-%d %H:%M:%S"),
+            "agent": s.agent,
+            "outcome": "ok" if s.ok else s.error_kind,
+            "TTFT (ms)": s.ttft_ms,
+            "answer TTFT (ms)": s.ttft_answer_ms,
+            "total (ms)": s.total_ms,
+            "output tokens": s.output_tokens,
+            "TPS (tok/s)": s.tps,
+            "HTTP": s.http_status,
+            "error": s.error_message or "",
+        }
+        for s in reversed(rows)
+    ],
+    hide_index=True,
+    width="stretch",
+)

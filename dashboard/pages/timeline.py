@@ -1,0 +1,59 @@
+"""Degradation timeline: when did each provider, region and model degrade, and for how long."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import streamlit as st
+
+from dashboard import charts, data, status, ui
+from dashboard.status import Period
+
+ui.header(
+    "Degradation timeline",
+    "Per provider, one lane per region and model: orange is degraded (availability under 95% or typical TTFT "
+    "1.5x its baseline), red is down (under 50%), purple is an alert from firing to resolved.",
+)
+targets = ui.require_targets()
+providers = sorted({t.provider for t in targets})
+c1, c2, c3 = st.columns([3, 3, 2])
+chosen = c1.multiselect("Providers", providers, default=providers, key="timeline-providers", placeholder="all")
+with c2:
+    range_label, span = ui.range_picker("timeline-range", default="7 d")
+only_incidents = c3.toggle("Only lanes with incidents", value=True, key="timeline-only")
+now = data.now()
+start = now - span
+period = timedelta(hours=1) if span >= timedelta(days=1) else timedelta(minutes=5 if span <= timedelta(hours=6) else 15)
+grid = ui.load(data.period_grid, None, start, now, period)
+alerts = ui.load(data.alerts_between, start, now)
+by_id = {t.id: t for t in targets}
+codes = status.state_codes(grid.measured, grid.failed, grid.latency_ratio())
+if not grid.targets:
+    st.info(f"No samples in the last {range_label}.", icon="ℹ️")
+    st.stop()
+
+shown = 0
+for provider in chosen or providers:
+    lane_of = {
+        tid: f"{by_id[tid].region} · {by_id[tid].model}"
+        for tid in grid.targets
+        if tid in by_id and by_id[tid].provider == provider
+    }
+    periods = status.lane_periods(list(grid.targets), lane_of, list(grid.period_starts), period, codes)
+    bars = [p for runs in periods.values() for p in runs]
+    for a in alerts:
+        if a.provider != provider:
+            continue
+        lane = f"{a.region or 'all regions'} · {a.model or 'all models'}"
+        detail = f"{a.rule} ({a.metric} {a.value if a.value is not None else '?'} vs {a.baseline})"
+        bars.append(Period(lane, f"alert: {a.severity}", max(a.begins_at, start), a.resolved_at or now, detail))
+    lanes = sorted({p.lane for p in bars} if only_incidents else set(lane_of.values()) | {p.lane for p in bars})
+    if not lanes:
+        continue
+    shown += 1
+    hours = sum((p.end - p.start).total_seconds() for p in bars if not p.state.startswith("alert")) / 3600
+    st.subheader(f"{provider}")
+    st.caption(f"{len(bars)} periods, {hours:.1f} lane-hours degraded or down in the last {range_label}")
+    st.plotly_chart(charts.timeline_gantt(bars, lanes, start, now), width="stretch", key=f"timeline-{provider}")
+if not shown:
+    st.success(f"No degraded or down period and no alert in the last {range_label}.", icon="✅")

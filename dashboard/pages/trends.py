@@ -1,0 +1,60 @@
+"""Trends: TTFT and decode speed over time as percentile bands, alert markers, error-rate strip."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import streamlit as st
+
+from dashboard import charts, data, ui
+from monitor.storage.queries.trends import SPLITS
+
+REFRESH = {"off": None, "30 s": timedelta(seconds=30), "1 min": timedelta(minutes=1), "5 min": timedelta(minutes=5)}
+MAX_SERIES = 24
+
+ui.header(
+    "Trends",
+    "Median line inside p10–p90 (dark) and p1–p99 (light) bands per time bucket; shaded spans are alerts. "
+    "Failed probes count in the error rate and never in a percentile.",
+)
+targets = ui.require_targets()
+providers = sorted({t.provider for t in targets})
+selected = ui.target_filter(targets, "trends", default_providers=providers[:1])
+c1, c2, c3 = st.columns([3, 2, 2])
+with c1:
+    range_label, span = ui.range_picker("trends-range", default="24 h")
+split_by = c2.selectbox("One line per", SPLITS, index=0, key="trends-split")
+refresh = c3.selectbox("Auto-refresh", list(REFRESH), index=1, key="trends-refresh")
+if not selected:
+    st.info("No target matches these filters: widen the provider, model, region or prompt selection.")
+    st.stop()
+ids = tuple(t.id for t in selected)
+if len({t.label(split_by) for t in selected}) > MAX_SERIES:
+    st.warning(f"More than {MAX_SERIES} lines would be unreadable: narrow the selection or choose a coarser split.")
+    st.stop()
+
+
+@st.fragment(run_every=REFRESH[refresh])
+def body() -> None:
+    now = data.now()
+    start = now - span
+    trend = ui.load(data.trend, ids, start, now, split_by)
+    alerts = [
+        a
+        for a in ui.load(data.alerts_between, start, now)
+        if any(a.covers(t.provider, t.model, t.region, t.prompt) for t in selected)
+    ]
+    if not any(sum(s.measured) for s in trend.series):
+        st.info(f"No samples for these {len(ids)} targets in the last {range_label}.", icon="ℹ️")
+        return
+    st.plotly_chart(charts.trend_figure(trend, alerts, now), width="stretch", key="trend-figure")
+    source = "hourly rollups (≤ 2% percentile error)" if trend.source == "rollups" else "raw samples (exact)"
+    minutes = int(trend.bucket.total_seconds() // 60)
+    bucket = f"{minutes // 60} h" if minutes >= 60 else f"{minutes} min"
+    st.caption(
+        f"{len(ids)} targets · {bucket} buckets · from {source} · {len(alerts)} alerts in range · "
+        f"updated {now:%H:%M:%S} UTC"
+    )
+
+
+body()

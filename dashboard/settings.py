@@ -1,0 +1,83 @@
+"""Where the dashboard reads from and who may see it, from the environment.
+
+`firsttoken dashboard` sets FIRSTTOKEN_CONFIG and FIRSTTOKEN_DASHBOARD_DATABASE_URL
+for the Streamlit process; run by hand (`streamlit run dashboard/app.py`) the
+same variables work, with ./firsttoken.yaml as the default config.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ENV_DASHBOARD_URL = "FIRSTTOKEN_DASHBOARD_DATABASE_URL"
+ENV_DATABASE_URL = "FIRSTTOKEN_DATABASE_URL"
+ENV_CONFIG = "FIRSTTOKEN_CONFIG"
+ENV_PASSWORD = "FIRSTTOKEN_DASHBOARD_PASSWORD"
+DEFAULT_CONFIG = "firsttoken.yaml"
+DEFAULT_DATABASE_URL = "sqlite:///firsttoken.db"
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str
+    prices: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # "provider/model" -> (in, out) USD/Mtok
+    config_problem: str | None = None
+    dashboard_url: str | None = None
+
+
+class _Lenient(Mapping[str, str]):
+    """The environment, with every unset variable set to a placeholder.
+
+    The dashboard needs only `database`, `prices` and `dashboard_url`; it must
+    start where the providers' API keys (referenced as ${VAR}) are not set.
+    """
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._env = env
+
+    def __getitem__(self, key: str) -> str:
+        return self._env.get(key, "unset-in-dashboard")
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __iter__(self):
+        return iter(self._env)
+
+    def __len__(self) -> int:
+        return len(self._env)
+
+    def get(self, key, default=None):
+        return self._env.get(key, "unset-in-dashboard")
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    env = os.environ if env is None else env
+    path = env.get(ENV_CONFIG) or DEFAULT_CONFIG
+    config, problem = None, None
+    if Path(path).is_file():
+        from monitor.config import load_config
+        from monitor.errors import ConfigurationError
+
+        try:
+            config = load_config(path, env=env)
+        except ConfigurationError:
+            try:
+                config = load_config(path, env=_Lenient(env))
+            except ConfigurationError as exc:
+                problem = f"{path}: " + str(exc).splitlines()[0]
+    elif env.get(ENV_CONFIG):
+        problem = f"config file {path} not found"
+    url = env.get(ENV_DASHBOARD_URL) or env.get(ENV_DATABASE_URL)
+    if not url:
+        url = config.database_url if config is not None else DEFAULT_DATABASE_URL
+    prices = {k: (p.input, p.output) for k, p in config.prices.items()} if config is not None else {}
+    return Settings(url, prices, problem, config.dashboard_url if config is not None else None)
+
+
+def password(env: Mapping[str, str] | None = None) -> str | None:
+    env = os.environ if env is None else env
+    return env.get(ENV_PASSWORD) or None

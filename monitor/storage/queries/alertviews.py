@@ -1,0 +1,132 @@
+"""Read-only views of the alert engine's tables (alerts, silences, outbox) for the dashboard.
+
+The alert engine owns these tables; nothing here writes to them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Engine, or_, select
+
+from monitor.storage.models import Alert, NotificationOutbox, Silence
+
+_A = Alert.__table__.c
+_O = NotificationOutbox.__table__.c
+_SIL = Silence.__table__.c
+LIVE_STATES = ("pending", "firing")
+
+
+@dataclass(frozen=True)
+class AlertView:
+    id: int
+    rule: str
+    scope_kind: str  # target | provider_region
+    scope_key: str
+    provider: str | None
+    model: str | None
+    region: str | None
+    prompt: str | None
+    state: str  # pending | firing | resolved
+    severity: str
+    metric: str
+    value: float | None
+    baseline: float | None
+    started_at: datetime
+    fired_at: datetime | None
+    resolved_at: datetime | None
+    summary: str | None
+    silenced: bool
+
+    @property
+    def begins_at(self) -> datetime:
+        """When the incident began for a reader: firing time, else when the condition was first seen."""
+        return self.fired_at or self.started_at
+
+    def covers(self, provider: str, model: str, region: str, prompt: str) -> bool:
+        """Does this alert's scope include that target? None in the scope means 'every'."""
+        wanted = {"provider": provider, "model": model, "region": region, "prompt": prompt}
+        return all(getattr(self, k) in (None, v) for k, v in wanted.items())
+
+
+_ALERT_COLUMNS = [_A[f] for f in AlertView.__dataclass_fields__]
+
+
+def alerts_between(engine: Engine, start: datetime, end: datetime, *, fired_only: bool = False) -> list[AlertView]:
+    """Alerts whose life overlaps [start, end), newest first; live ones always included."""
+    query = select(*_ALERT_COLUMNS).where(_A.started_at < end, or_(_A.resolved_at.is_(None), _A.resolved_at >= start))
+    if fired_only:
+        query = query.where(_A.fired_at.is_not(None))
+    with engine.connect() as conn:
+        rows = conn.execute(query.order_by(_A.started_at.desc(), _A.id.desc())).all()
+    return [AlertView(*r) for r in rows]
+
+
+def live_alerts(engine: Engine) -> list[AlertView]:
+    query = select(*_ALERT_COLUMNS).where(_A.state.in_(LIVE_STATES)).order_by(_A.started_at.desc())
+    with engine.connect() as conn:
+        return [AlertView(*r) for r in conn.execute(query).all()]
+
+
+@dataclass(frozen=True)
+class SilenceView:
+    id: int
+    match: dict[str, Any]
+    starts_at: datetime
+    ends_at: datetime
+    reason: str | None
+    created_by: str | None
+
+    def active(self, now: datetime) -> bool:
+        return self.starts_at <= now < self.ends_at
+
+
+def silences(engine: Engine, ended_after: datetime) -> list[SilenceView]:
+    """Active and future silences, and those that ended after `ended_after`."""
+    query = select(_SIL.id, _SIL.match, _SIL.starts_at, _SIL.ends_at, _SIL.reason, _SIL.created_by)
+    query = query.where(_SIL.ends_at >= ended_after).order_by(_SIL.ends_at.desc())
+    with engine.connect() as conn:
+        return [SilenceView(r[0], dict(r[1] or {}), *r[2:]) for r in conn.execute(query).all()]
+
+
+@dataclass(frozen=True)
+class DeliveryView:
+    id: int
+    alert_id: int
+    rule: str | None
+    scope_key: str | None
+    event: str  # firing | resolved | repeat
+    notifier: str
+    status: str  # pending | sent | failed
+    attempts: int
+    next_attempt_at: datetime
+    last_error: str | None
+    created_at: datetime
+    sent_at: datetime | None
+
+
+def deliveries(engine: Engine, limit: int = 200) -> list[DeliveryView]:
+    """The newest notification outbox rows with their alert's rule and scope."""
+    query = (
+        select(
+            _O.id,
+            _O.alert_id,
+            _A.rule,
+            _A.scope_key,
+            _O.event,
+            _O.notifier,
+            _O.status,
+            _O.attempts,
+            _O.next_attempt_at,
+            _O.last_error,
+            _O.created_at,
+            _O.sent_at,
+        )
+        .select_from(NotificationOutbox.__table__.outerjoin(Alert.__table__, _A.id == _O.alert_id))
+        .order_by(_O.created_at.desc(), _O.id.desc())
+        .limit(limit)
+    )
+    with engine.connect() as conn:
+        return [DeliveryView(*r) for r in conn.execute(query).all()]

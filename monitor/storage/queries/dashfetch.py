@@ -1,0 +1,156 @@
+"""Column fetchers for the dashboard: raw samples and hourly rollups as numpy arrays.
+
+Both return plain arrays (epoch seconds, target codes, counts, values with NaN
+for missing) rather than rows of values: the dashboard groups and takes
+percentiles over tens of thousands of rows, which numpy does in milliseconds
+and a per-row Python loop does not. Times come back as epoch seconds computed
+by the database, so no datetime object is built per row.
+
+Cancelled samples (`error_kind = 'cancelled'`, the service stopping mid-probe)
+are not measurements: they are counted apart so availability can leave them
+out. Histograms in the rollups hold only ok samples, and raw latency values of
+failed samples are dropped here, so failures never enter a percentile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+from sqlalchemy import Engine, Float, Integer, Text, cast, func, select
+
+from monitor.storage.models import RollupHourly, SampleRow
+
+_S = SampleRow.__table__.c
+_R = RollupHourly.__table__.c
+CANCELLED = "cancelled"
+
+
+def epoch_s(column, engine: Engine):
+    """Seconds since 1970 as a float, computed by the database."""
+    if engine.dialect.name == "postgresql":
+        return cast(func.extract("epoch", column), Float)
+    # SQLite stores naive UTC text; julianday parses it, fractional seconds included.
+    return (func.julianday(column) - 2440587.5) * 86400.0
+
+
+def _codes(values: Sequence[str]) -> tuple[np.ndarray, tuple[str, ...]]:
+    names = tuple(sorted(set(values)))
+    index = {name: i for i, name in enumerate(names)}
+    return np.fromiter((index[v] for v in values), dtype=np.int64, count=len(values)), names
+
+
+def _floats(values: Sequence[float | None]) -> np.ndarray:
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
+
+
+@dataclass(frozen=True)
+class RawRows:
+    t_s: np.ndarray
+    target: np.ndarray  # index into `targets`
+    targets: tuple[str, ...]
+    ok: np.ndarray
+    cancelled: np.ndarray
+    error_kind: tuple[str | None, ...]
+    metrics: dict[str, np.ndarray]  # NaN where missing or not ok
+
+    def __len__(self) -> int:
+        return int(self.t_s.size)
+
+
+def fetch_raw(
+    engine: Engine,
+    start: datetime,
+    end: datetime,
+    target_ids: Sequence[str] | None = None,
+    metrics: Sequence[str] = ("ttft_ms", "tps"),
+) -> RawRows:
+    query = select(epoch_s(_S.started_at, engine), _S.target, _S.ok, _S.error_kind, *(_S[m] for m in metrics))
+    query = query.where(_S.started_at >= start, _S.started_at < end)
+    if target_ids is not None:
+        query = query.where(_S.target.in_(list(target_ids)))
+    with engine.connect() as conn:
+        rows = conn.execute(query).all()
+    cols = list(zip(*rows, strict=True)) if rows else [()] * (4 + len(metrics))
+    target, targets = _codes(cols[1])
+    ok = np.array(cols[2], dtype=bool)
+    values = {m: _floats(cols[4 + i]) for i, m in enumerate(metrics)}
+    for v in values.values():
+        v[~ok] = np.nan
+    kinds = tuple(cols[3])
+    return RawRows(
+        t_s=np.array(cols[0], dtype=float),
+        target=target,
+        targets=targets,
+        ok=ok,
+        cancelled=np.array([k == CANCELLED for k in kinds], dtype=bool),
+        error_kind=kinds,
+        metrics=values,
+    )
+
+
+@dataclass(frozen=True)
+class RollupRows:
+    hour_s: np.ndarray
+    target: np.ndarray
+    targets: tuple[str, ...]
+    samples: np.ndarray
+    ok: np.ndarray
+    cancelled: np.ndarray
+    input_tokens: np.ndarray
+    output_tokens: np.ndarray
+    hists: dict[str, list[str | None]]  # metric -> compact JSON text per row
+
+    def __len__(self) -> int:
+        return int(self.hour_s.size)
+
+
+def fetch_rollups(
+    engine: Engine,
+    start: datetime,
+    end: datetime,
+    target_ids: Sequence[str] | None = None,
+    hists: Sequence[str] = ("ttft_ms", "tps"),
+) -> RollupRows:
+    """Hourly rows with `start <= hour < end`; every agent's row is returned (merge by summing)."""
+    cancelled = func.coalesce(_R.error_counts[CANCELLED].as_integer(), 0)
+    query = select(
+        epoch_s(_R.hour, engine),
+        _R.target,
+        _R.samples,
+        _R.ok_count,
+        cast(cancelled, Integer),
+        _R.input_tokens_sum,
+        _R.output_tokens_sum,
+        *(cast(_R[f"{m}_hist"], Text) for m in hists),
+    ).where(_R.hour >= start, _R.hour < end)
+    if target_ids is not None:
+        query = query.where(_R.target.in_(list(target_ids)))
+    with engine.connect() as conn:
+        rows = conn.execute(query).all()
+    cols = list(zip(*rows, strict=True)) if rows else [()] * (7 + len(hists))
+    target, targets = _codes(cols[1])
+    return RollupRows(
+        hour_s=np.array(cols[0], dtype=float),
+        target=target,
+        targets=targets,
+        samples=np.array(cols[2], dtype=np.int64),
+        ok=np.array(cols[3], dtype=np.int64),
+        cancelled=np.array(cols[4], dtype=np.int64),
+        input_tokens=np.array(cols[5], dtype=np.int64),
+        output_tokens=np.array(cols[6], dtype=np.int64),
+        hists={m: list(cols[7 + i]) for i, m in enumerate(hists)},
+    )
+
+
+def list_targets(engine: Engine):
+    """Every target the service has recorded (configured or seen in samples), by id."""
+    from monitor.storage.models import Target
+    from monitor.storage.queries.trends import TargetRef
+
+    t = Target.__table__.c
+    query = select(t.id, t.provider, t.model, t.region, t.prompt).order_by(t.id)
+    with engine.connect() as conn:
+        return [TargetRef(*row) for row in conn.execute(query).all()]

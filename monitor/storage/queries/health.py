@@ -1,0 +1,138 @@
+"""Per-target availability and typical TTFT by period: the Health and Timeline pages.
+
+Availability is `ok / (samples - cancelled)`: a cancelled probe (the service
+stopping mid-flight) says nothing about the provider.
+
+"Typical TTFT" of a period is what can be summed in the database without
+reading a single histogram: on rollups, the mean TTFT of ok probes with each
+hour's slowest probe left out (so one spike cannot paint a period); on raw
+samples (ranges under a day), the exact median. Reading the histograms of 200
+targets × 90 days would cost seconds; these sums cost one scan. A target is
+judged against its own baseline, the median of its per-period values over the
+range, so a model that is always slow is not "degraded" and one that doubles is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+from sqlalchemy import Engine, Integer, case, cast, func, select
+
+from monitor.storage.models import RollupHourly
+from monitor.storage.queries.dashfetch import CANCELLED, epoch_s, fetch_raw
+from monitor.storage.queries.histmatrix import value_quantiles
+
+_R = RollupHourly.__table__.c
+
+
+@dataclass(frozen=True)
+class PeriodGrid:
+    """Rows follow `targets`, columns `period_starts`."""
+
+    targets: tuple[str, ...]
+    period_starts: tuple[datetime, ...]
+    period: timedelta
+    measured: np.ndarray  # samples minus cancelled
+    failed: np.ndarray  # failures, cancelled left out
+    typical_ttft_ms: np.ndarray  # NaN where no ok sample
+    window_totals: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # name -> (measured, failed)
+
+    @property
+    def baseline_ttft_ms(self) -> np.ndarray:
+        if not self.targets or np.isnan(self.typical_ttft_ms).all():
+            return np.full(len(self.targets), np.nan)
+        with np.errstate(all="ignore"):
+            return np.array([np.nanmedian(r) if not np.isnan(r).all() else np.nan for r in self.typical_ttft_ms])
+
+    def availability(self) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.measured > 0, 1 - self.failed / np.maximum(self.measured, 1), np.nan)
+
+    def latency_ratio(self) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self.typical_ttft_ms / self.baseline_ttft_ms[:, None]
+
+
+def _slot(engine: Engine, step: float):
+    """Period number of each rollup hour: floor(epoch / step)."""
+    value = epoch_s(_R.hour, engine) / step
+    # PostgreSQL's float -> int cast rounds; SQLite's truncates, which is floor for positive epochs.
+    return func.floor(value) if engine.dialect.name == "postgresql" else cast(value, Integer)
+
+
+def period_grid(
+    engine: Engine,
+    start: datetime,
+    end: datetime,
+    period: timedelta,
+    target_ids: Sequence[str] | None = None,
+    windows: dict[str, datetime] | None = None,
+) -> PeriodGrid:
+    """Hourly rollups summed per period (whole hours, aligned to UTC midnight).
+
+    `windows` {name: since} adds exact availability totals since each moment,
+    computed in the same scan (the uptime figures of the Health page).
+    """
+    step = period.total_seconds()
+    origin = (start.timestamp() // step) * step
+    n = max(1, int(np.ceil((end.timestamp() - origin) / step)))
+    cancelled = func.coalesce(_R.error_counts[CANCELLED].as_integer(), 0)
+    many = _R.ttft_ms_count > 1
+    slot = _slot(engine, step)
+    measured = _R.samples - cancelled
+    failed = _R.samples - _R.ok_count - cancelled
+    cols = [
+        _R.target,
+        slot.label("slot"),
+        func.sum(measured),
+        func.sum(failed),
+        func.sum(func.coalesce(_R.ttft_ms_sum, 0.0) - case((many, _R.ttft_ms_max), else_=0.0)),
+        func.sum(case((many, _R.ttft_ms_count - 1), else_=_R.ttft_ms_count)),
+    ]
+    windows = windows or {}
+    for since in windows.values():
+        cols += [func.sum(measured).filter(_R.hour >= since), func.sum(failed).filter(_R.hour >= since)]
+    query = select(*cols).where(_R.hour >= datetime.fromtimestamp(origin, UTC), _R.hour < end)
+    if target_ids is not None:
+        query = query.where(_R.target.in_(list(target_ids)))
+    with engine.connect() as conn:
+        rows = conn.execute(query.group_by(_R.target, "slot")).all()
+    targets = tuple(sorted({r[0] for r in rows}))
+    index = {t: i for i, t in enumerate(targets)}
+    grid = np.zeros((6 + 2 * len(windows), len(targets), n))
+    if rows:
+        cols_ = list(zip(*rows, strict=True))
+        ti = np.fromiter((index[t] for t in cols_[0]), dtype=np.int64, count=len(rows))
+        si = np.clip(np.array(cols_[1], dtype=float).astype(np.int64) - int(origin // step), 0, n - 1)
+        for k in range(2, len(cols_)):
+            np.add.at(grid[k], (ti, si), np.array([v or 0 for v in cols_[k]], dtype=float))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        typical = np.where(grid[5] > 0, grid[4] / np.maximum(grid[5], 1), np.nan)
+    totals = {
+        name: (grid[6 + 2 * i].sum(axis=1).astype(np.int64), grid[7 + 2 * i].sum(axis=1).astype(np.int64))
+        for i, name in enumerate(windows)
+    }
+    starts = tuple(datetime.fromtimestamp(origin + i * step, UTC) for i in range(n))
+    return PeriodGrid(targets, starts, period, grid[2].astype(np.int64), grid[3].astype(np.int64), typical, totals)
+
+
+def raw_period_grid(
+    engine: Engine, start: datetime, end: datetime, period: timedelta, target_ids: Sequence[str] | None = None
+) -> PeriodGrid:
+    """The same grid from raw samples (ranges under a day); typical TTFT is the exact median."""
+    step = period.total_seconds()
+    origin = (start.timestamp() // step) * step
+    n = max(1, int(np.ceil((end.timestamp() - origin) / step)))
+    raw = fetch_raw(engine, datetime.fromtimestamp(origin, UTC), end, target_ids, metrics=("ttft_ms",))
+    n_t = len(raw.targets)
+    slot = np.clip(((raw.t_s - origin) // step).astype(np.int64), 0, n - 1)
+    group = raw.target * n + slot
+    size = n_t * n
+    measured = np.bincount(group, weights=~raw.cancelled, minlength=size).reshape(n_t, n).astype(np.int64)
+    failed = np.bincount(group, weights=~raw.ok & ~raw.cancelled, minlength=size).reshape(n_t, n).astype(np.int64)
+    q, _ = value_quantiles(raw.metrics["ttft_ms"], group, size, (0.5,))
+    starts = tuple(datetime.fromtimestamp(origin + i * step, UTC) for i in range(n))
+    return PeriodGrid(raw.targets, starts, period, measured, failed, q[:, 0].reshape(n_t, n))
