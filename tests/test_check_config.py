@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from config_helpers import DESIGN_ENV, design_dir, dump, minimal
 
 from monitor.commands.check_config import safe_database_url
 from monitor.config import check_config_command
+from tests.config_helpers import DESIGN_ENV, design_dir, dump, minimal
 
 __all__ = ["design_dir"]
 REPO = Path(__file__).resolve().parents[1]

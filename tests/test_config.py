@@ -10,13 +10,23 @@ from pathlib import Path
 
 import pytest
 import yaml
-from config_helpers import DESIGN_ENV, DESIGN_EXAMPLE, RAG_TEXT, design_dir, dump, errors, load, minimal, one_error
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from monitor.config import Config, ConfigError, Defaults, Target, load_config, load_config_text
 from monitor.config_schema import AppriseConfig, PagerDutyConfig, WebhookConfig
 from monitor.protocols.base import Message
+from tests.config_helpers import (
+    DESIGN_ENV,
+    DESIGN_EXAMPLE,
+    RAG_TEXT,
+    design_dir,
+    dump,
+    errors,
+    load,
+    minimal,
+    one_error,
+)
 
 __all__ = ["design_dir"]  # a fixture, imported for pytest
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from config_helpers import errors, load, minimal, one_error
 
 from monitor.config_schema import AppriseConfig, LogNotifierConfig, PagerDutyConfig, WebhookConfig, scope_matches
+from tests.config_helpers import errors, load, minimal, one_error
 
 
 def _rule(**fields) -> dict:
