@@ -26,6 +26,7 @@ def parse_listen(value: str) -> tuple[str, int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from monitor.alerts.engine import alert_jobs
     from monitor.storage import check_schema, make_engine
 
     host, port = parse_listen(args.listen)
@@ -39,4 +40,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"firsttoken run: {problem}", file=sys.stderr)
         return 1
     options = ServiceOptions(args.config, host, port, spool_dir=args.spool_dir)
+    options.leader_jobs.update(alert_jobs())
     return run_async(Service(options, config).run())

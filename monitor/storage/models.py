@@ -280,3 +280,18 @@ class JobState(Base):
 
 
 ROLLUP_METRICS: tuple[str, ...] = ("ttft_ms", "ttft_answer_ms", "total_ms", "tps")
+
+
+class DetectorState(Base):
+    """The alert engine's detector per (rule, series), checkpointed so a restarted
+    or new leader resumes where the last one stopped (monitor/alerts/engine.py).
+
+    Plain JSON, not JSONB: it is written often and never queried inside."""
+
+    __tablename__ = "detector_state"
+
+    rule: Mapped[str] = mapped_column(Text, primary_key=True)
+    series: Mapped[str] = mapped_column(Text, primary_key=True)  # target id
+    state: Mapped[dict[str, Any]] = mapped_column(JSON)
+    last_ts: Mapped[datetime | None]  # started_at of the newest sample the detector has seen
+    updated_at: Mapped[datetime]

@@ -1,0 +1,280 @@
+"""Alert evaluation, run by the leader every `evaluate_every_s` (DESIGN §5, §9).
+
+One round:
+1. read what is new: samples started since each series' cursor (feed.py, a
+   few queries for any number of targets), the live alerts, active silences,
+   unhealthy agents;
+2. feed each (rule, target) detector its new samples, oldest first: failed
+   probes count for error_rate only, cancelled probes not at all, samples
+   from agents that cannot reach any provider are skipped;
+3. the pure lifecycle (lifecycle.py, grouping.py) turns evaluations, live
+   alerts, silences and `now` into alert changes and notification events;
+4. one transaction stores the changes, enqueues the notifications, and
+   checkpoints every detector that made a transition (checkpoints.py).
+
+Detectors live in memory between rounds; a restarted or newly elected leader
+loads the checkpoints and replays the samples since, which reproduces them
+(detectors are deterministic) without repeating a recorded transition. Any
+failure drops the memory, so the next round starts again from the database.
+Samples started in the last `settle_s` wait for the next round: a slow
+probe is written after a fast one that started later, and a detector only
+takes samples in time order.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Engine
+
+from monitor.alerts import checkpoints
+from monitor.alerts.base import Evaluation
+from monitor.alerts.detect import DetectorSettings, SeriesDetector, settings_from_rule
+from monitor.alerts.feed import fetch_new
+from monitor.alerts.grouping import GroupPolicy
+from monitor.alerts.lifecycle import RuleInput, step_rule
+from monitor.alerts.outbox import OutboxDelivery, RetryPolicy
+from monitor.alerts.records import AlertRecord, Change, RuleView
+from monitor.alerts.scope import Scope
+from monitor.alerts.silences import active_silences
+from monitor.alerts.store import apply_changes, group_resolutions, load_live
+from monitor.storage.agents import unhealthy_agents
+
+log = logging.getLogger(__name__)
+
+RELEASE_LOOKBACK_S = 6 * 3600.0  # group resolutions older than this hold back no straggler any more
+
+
+@dataclass(frozen=True, slots=True)
+class EngineOptions:
+    settle_s: float = 15.0  # samples younger than this wait a round (see the module docstring)
+    bootstrap_s: float = 3 * 3600.0  # history a new detector warms up on; also the furthest a cursor catches up
+    checkpoint_every_s: float = 600.0  # detectors without transitions are checkpointed this often (~6 KB each)
+    max_checkpoints_per_round: int = 5000  # spreads a 10,000-target fleet's checkpoints over rounds
+    group: GroupPolicy = field(default_factory=GroupPolicy)
+
+
+@dataclass(frozen=True, slots=True)
+class RoundStats:
+    samples: int = 0
+    evaluations: int = 0
+    changes: int = 0  # alert rows written
+    transitions: int = 0  # of which opened, deleted or resolved
+    queued: int = 0
+    checkpoints: int = 0
+    elapsed_s: float = 0.0
+
+
+class StaleEngineError(RuntimeError):
+    """Another engine evaluated since this one read the database: its memory is out of date."""
+
+
+@dataclass
+class _Series:
+    detector: SeriesDetector
+    settings: DetectorSettings
+    cursor: datetime | None  # started_at of the newest sample seen
+    saved_at: float | None = None  # monotonic time of the last checkpoint
+    dirty: bool = False
+
+
+class AlertEngine:
+    def __init__(self, options: EngineOptions | None = None, clock: Callable[[], datetime] | None = None) -> None:
+        self.options = options or EngineOptions()
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self._series: dict[tuple[str, str], _Series] = {}
+        self._token: str | None = None
+
+    def evaluate(self, engine: Engine, config, now: datetime | None = None) -> RoundStats:
+        try:
+            stats = self._evaluate(engine, config, now or self.clock())
+        except Exception:
+            self._series.clear()  # the database is the truth: reload and replay next round
+            self._token = None
+            raise
+        # A live alert's row changes every round (its current value): only transitions are news.
+        log.log(
+            logging.INFO if stats.transitions or stats.queued else logging.DEBUG,
+            "alerts: %d samples, %d alert transitions, %d notifications queued (%.2fs)",
+            stats.samples,
+            stats.transitions,
+            stats.queued,
+            stats.elapsed_s,
+        )
+        return stats
+
+    def _evaluate(self, engine: Engine, config, now: datetime) -> RoundStats:
+        started = time.monotonic()
+        opts = self.options
+        rules = _valid_rules(config.alerts)
+        members = {
+            name: {
+                t.id: Scope.of_target(t)
+                for t in config.targets
+                if rule.matches(t.provider, t.model, t.region, t.prompt)
+            }
+            for name, (rule, _settings) in rules.items()
+        }
+        unhealthy = unhealthy_agents(engine)
+        with engine.connect() as conn:
+            token = checkpoints.read_token(conn)
+            if token != self._token:
+                self._series.clear()
+            self._sync(conn, rules, members)
+            cursors: dict[str, datetime | None] = {}
+            for (_rule, target), series in self._series.items():
+                if target not in cursors or _older(series.cursor, cursors[target]):
+                    cursors[target] = series.cursor
+            floor = now - timedelta(seconds=opts.bootstrap_s)
+            points = fetch_new(conn, cursors, floor=floor, until=now - timedelta(seconds=opts.settle_s))
+            live = load_live(conn)
+            released = group_resolutions(conn, now - timedelta(seconds=RELEASE_LOOKBACK_S))
+            silences = active_silences(conn, config.silences, now)
+
+        evaluations: dict[str, dict[str, list[Evaluation]]] = {name: {} for name in rules}
+        transitioned: set[tuple[str, str]] = set()
+        count = 0
+        for (name, target), series in self._series.items():
+            before = series.detector.state
+            evs = []
+            for point in points.get(target, ()):
+                if series.cursor is not None and point.started_at <= series.cursor:
+                    continue
+                series.cursor, series.dirty = point.started_at, True
+                if point.agent in unhealthy:
+                    continue  # that vantage point reaches no provider: its failures are its own
+                evs.append(series.detector.observe(point.started_at, point.value(series.settings.metric)))
+            if evs:
+                evaluations[name][target] = evs
+                count += len(evs)
+            if series.detector.state != before or any(e.alarm_started or e.resolved for e in evs):
+                transitioned.add((name, target))
+
+        changes = self._lifecycle(rules, members, evaluations, live, released, silences, config, now)
+        saving = self._due_checkpoints(transitioned)
+        with engine.begin() as conn:
+            if checkpoints.read_token(conn, lock=True) != token:
+                raise StaleEngineError("another engine evaluated alerts meanwhile; reloading")
+            queued = apply_changes(
+                conn, changes, config.notifiers, dashboard_url=config.dashboard_url, now=now, secrets=config.secrets
+            )
+            saved = [
+                checkpoints.Checkpoint(
+                    name, target, self._series[(name, target)].detector.to_state(), self._series[(name, target)].cursor
+                )
+                for name, target in saving
+            ]
+            checkpoints.save(conn, saved, now)
+            new_token = checkpoints.write_token(conn, now)
+        self._token = new_token
+        mono = time.monotonic()
+        for key in saving:
+            self._series[key].saved_at, self._series[key].dirty = mono, False
+        total = sum(len(p) for p in points.values())
+        transitions = sum(1 for c in changes if c.delete or c.record.id is None or not c.record.live or c.events)
+        elapsed_s = time.monotonic() - started
+        return RoundStats(total, count, len(changes), transitions, queued, len(saved), elapsed_s)
+
+    def _sync(
+        self, conn, rules: Mapping[str, tuple[Any, DetectorSettings]], members: Mapping[str, Mapping[str, Scope]]
+    ) -> None:
+        """Drop detectors no rule needs, load or create the missing ones, follow rule edits."""
+        wanted = {(name, target) for name, targets in members.items() for target in targets}
+        for key in [k for k in self._series if k not in wanted]:
+            del self._series[key]
+        missing = sorted(wanted - set(self._series))
+        stored = checkpoints.load(conn, missing) if missing else {}
+        mono = time.monotonic()
+        for name, target in missing:
+            settings = rules[name][1]
+            cp = stored.get((name, target))
+            if cp is None:
+                self._series[(name, target)] = _Series(SeriesDetector(settings), settings, None)
+            else:
+                det = SeriesDetector.from_state(settings, cp.state)
+                self._series[(name, target)] = _Series(det, settings, cp.last_ts, saved_at=mono)
+        for (name, _target), series in self._series.items():
+            settings = rules[name][1]
+            if series.settings != settings:  # the rule was edited: keep what still applies
+                series.detector = SeriesDetector.from_state(settings, series.detector.to_state())
+                series.settings, series.dirty = settings, True
+
+    def _lifecycle(
+        self, rules, members, evaluations, live: list[AlertRecord], released, silences, config, now
+    ) -> list[Change]:
+        by_rule: dict[str, dict[str, AlertRecord]] = {}
+        for record in live:
+            by_rule.setdefault(record.rule, {})[record.scope.key] = record
+
+        def muted(scope: Scope) -> bool:
+            return any(s.mutes(scope) for s in silences)
+
+        intervals = {t.id: t.interval_s for t in config.targets}
+        policy = self.options.group
+        changes: list[Change] = []
+        for name, (rule, _settings) in rules.items():
+            groups_released = {key: at for (rule_name, key), at in released.items() if rule_name == name}
+            inp = RuleInput(
+                RuleView.of(rule), by_rule.pop(name, {}), evaluations[name], members[name], intervals, groups_released
+            )
+            changes += step_rule(inp, muted, now, policy)
+        for name, records in by_rule.items():  # rules no longer configured: resolve what they left open
+            first = next(iter(records.values()))
+            inp = RuleInput(RuleView(name, first.severity, first.metric), records, {}, {})
+            changes += step_rule(inp, muted, now, policy)
+        return changes
+
+    def _due_checkpoints(self, transitioned: set[tuple[str, str]]) -> list[tuple[str, str]]:
+        mono = time.monotonic()
+        every = self.options.checkpoint_every_s
+        due = sorted(transitioned)
+        stale = [
+            k
+            for k, s in self._series.items()
+            if k not in transitioned and s.dirty and (s.saved_at is None or mono - s.saved_at >= every)
+        ]
+        stale.sort(key=lambda k: self._series[k].saved_at or 0.0)  # never-saved and oldest first
+        return due + stale[: max(0, self.options.max_checkpoints_per_round - len(due))]
+
+
+def _older(a: datetime | None, b: datetime | None) -> bool:
+    """Is cursor `a` further behind than `b`? None (nothing seen yet) is the furthest."""
+    if a is None:
+        return b is not None
+    return b is not None and a < b
+
+
+def _valid_rules(rules) -> dict[str, tuple[Any, DetectorSettings]]:
+    out = {}
+    for rule in rules:
+        try:
+            out[rule.name] = (rule, settings_from_rule(rule))
+        except ValueError as exc:  # the config loader should have refused it; skip rather than stop all alerting
+            log.error("alert rule %s cannot be evaluated: %s", rule.name, exc)
+    return out
+
+
+def alert_jobs(
+    *,
+    evaluate_every_s: float = 30.0,
+    deliver_every_s: float = 5.0,
+    options: EngineOptions | None = None,
+    retry: RetryPolicy | None = None,
+) -> dict[str, tuple[float, Callable[[Engine, Any], object]]]:
+    """The leader's alerting jobs for `ServiceOptions.leader_jobs`: evaluate, then deliver the outbox.
+
+    Delivery runs on the leader only (one sender, no thundering herd against
+    a receiver); its claims are still compare-and-set, so a second sender
+    during a leadership hand-over cannot send a row twice.
+    """
+    alert_engine = AlertEngine(options)
+    delivery = OutboxDelivery(policy=retry, budget_s=max(5.0, 4 * deliver_every_s))
+    return {
+        "alerts.evaluate": (evaluate_every_s, alert_engine.evaluate),
+        "alerts.deliver": (deliver_every_s, delivery.run),
+    }

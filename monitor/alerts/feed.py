@@ -1,0 +1,92 @@
+"""New samples for the detectors, in few queries whatever the number of targets.
+
+Each series has a cursor (the newest `started_at` it has seen). Targets whose
+cursors are recent share one time-range query over all samples (an index
+range on `started_at`, a few day partitions on PostgreSQL); targets far
+behind, or new ones warming up from history, are read in chunks by target
+id. Only the columns the detectors use are read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import NamedTuple
+
+from sqlalchemy import Connection, select
+
+from monitor.storage.models import SampleRow
+
+_S = SampleRow.__table__.c
+RECENT = timedelta(hours=1)  # cursors newer than this share the one range query
+CHUNK = 500  # target ids per IN (...) query
+METRIC_COLUMNS = ("ttft_ms", "ttft_answer_ms", "total_ms", "tps")
+NOT_MEASURED = "cancelled"  # the service stopped mid-probe: not a measurement of the provider
+
+
+class Point(NamedTuple):
+    target: str
+    agent: str
+    started_at: datetime
+    id: str
+    ok: bool
+    error_kind: str | None
+    ttft_ms: float | None
+    ttft_answer_ms: float | None
+    total_ms: float | None
+    tps: float | None
+
+    def value(self, metric: str) -> float | None:
+        """What the detector is fed: for error_rate 1.0 for a success, None for a failure;
+        for a latency or tps rule the measurement, None when the probe failed."""
+        if metric == "error_rate":
+            return 1.0 if self.ok else None
+        return getattr(self, metric) if self.ok else None
+
+
+_COLUMNS = [_S.target, _S.agent, _S.started_at, _S.id, _S.ok, _S.error_kind, *(_S[m] for m in METRIC_COLUMNS)]
+
+
+def fetch_new(
+    conn: Connection,
+    cursors: Mapping[str, datetime | None],
+    *,
+    floor: datetime,
+    until: datetime,
+) -> dict[str, list[Point]]:
+    """Samples started in (cursor, until] per target (cursor None or older than `floor`: from `floor`).
+
+    Oldest first; cancelled probes are left out.
+    """
+    since = {t: floor if c is None or c < floor else c for t, c in cursors.items()}
+    out: dict[str, list[Point]] = {t: [] for t in since}
+    if not since:
+        return out
+    recent = {t: s for t, s in since.items() if s >= until - RECENT}
+    behind = sorted(t for t in since if t not in recent)
+    if recent:
+        query = _range(min(recent.values()), until)
+        if len(recent) <= CHUNK:
+            query = query.where(_S.target.in_(sorted(recent)))
+        _collect(conn, query, since, out)
+    for i in range(0, len(behind), CHUNK):
+        chunk = behind[i : i + CHUNK]
+        _collect(conn, _range(min(since[t] for t in chunk), until).where(_S.target.in_(chunk)), since, out)
+    for points in out.values():
+        points.sort(key=lambda p: (p.started_at, p.id))
+    return out
+
+
+def _range(start: datetime, until: datetime):
+    return select(*_COLUMNS).where(_S.started_at > start, _S.started_at <= until).order_by(_S.started_at, _S.id)
+
+
+def _collect(conn: Connection, query, since: Mapping[str, datetime], out: dict[str, list[Point]]) -> None:
+    for row in conn.execute(query):
+        point = Point(*row)
+        cursor = since.get(point.target)
+        if cursor is None or point.started_at <= cursor:
+            continue  # not a configured target, or already seen
+        if point.error_kind == NOT_MEASURED:
+            continue
+        out[point.target].append(point)

@@ -1,0 +1,96 @@
+"""Grouping (DESIGN §5), pure: many targets of one provider-region firing together are one alert.
+
+A provider-region alert opens when more than half of the rule's targets in
+that provider and region fire at once, and at least `min_firing` of them
+(one target of two is not "most"). It resolves when a majority has cleared
+(fewer than half still fire): between the two it stays, so a group hovering
+at half does not flap. While it is live, the per-target alerts of the group
+are inhibited: recorded, never notified.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from monitor.alerts.records import FIRING, RESOLVED, AlertRecord, RuleView
+from monitor.alerts.scope import PROVIDER_REGION, Scope
+from monitor.alerts.summary import group_summary, resolved_summary
+
+
+@dataclass(frozen=True, slots=True)
+class GroupPolicy:
+    min_firing: int = 2  # targets that must fire before a group alert can open
+    # A target's first page waits this long after it fired, when its provider-region has
+    # other targets, so targets whose shifts are detected a sample or two apart still group.
+    group_wait_s: float = 60.0
+    group_wait_intervals: float = 2.0  # ...and at least this many of the target's probe intervals
+
+
+def step_groups(
+    rule: RuleView,
+    previous: Mapping[str, AlertRecord],
+    targets_live: Mapping[str, AlertRecord],
+    members: Mapping[str, Scope],
+    now: datetime,
+    policy: GroupPolicy,
+) -> tuple[list[AlertRecord], dict[str, AlertRecord]]:
+    """(group records that resolved, live group records by group key)."""
+    by_group: dict[str, list[Scope]] = {}
+    for scope in members.values():
+        by_group.setdefault(scope.group_key, []).append(scope)
+    keys = set(by_group) | {k for k, r in previous.items() if r.scope.kind == PROVIDER_REGION}
+    closed: list[AlertRecord] = []
+    live: dict[str, AlertRecord] = {}
+    for key in sorted(keys):
+        scopes = by_group.get(key, [])
+        firing = [r for s in scopes if (r := targets_live.get(s.key)) is not None and r.state == FIRING]
+        current = previous.get(key)
+        if current is not None and current.scope.kind != PROVIDER_REGION:
+            current = None
+        if current is not None:
+            if not firing or 2 * len(firing) < len(scopes):
+                closed.append(_resolve(current, firing, len(scopes), now))
+            else:
+                live[key] = _update(current, firing, len(scopes), now)
+        elif len(firing) >= policy.min_firing and 2 * len(firing) > len(scopes):
+            scope = scopes[0].group()
+            opened = AlertRecord(
+                rule=rule.name,
+                scope=scope,
+                state=FIRING,
+                severity=rule.severity,
+                metric=rule.metric,
+                started_at=min(r.started_at for r in firing),
+                fired_at=now,
+            )
+            live[key] = _update(opened, firing, len(scopes), now)
+    return closed, live
+
+
+def _median(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def _update(record: AlertRecord, firing: list[AlertRecord], members: int, now: datetime) -> AlertRecord:
+    value = _median([r.value for r in firing])
+    baseline = _median([r.baseline for r in firing])
+    summary = group_summary(record.rule, record.scope, record.metric, len(firing), members, value, baseline)
+    changed = (value, baseline, summary) != (record.value, record.baseline, record.summary)
+    return replace(
+        record,
+        value=value,
+        baseline=baseline,
+        summary=summary,
+        last_evaluated_at=now if changed or record.last_evaluated_at is None else record.last_evaluated_at,
+    )
+
+
+def _resolve(record: AlertRecord, firing: list[AlertRecord], members: int, now: datetime) -> AlertRecord:
+    summary = group_summary(
+        record.rule, record.scope, record.metric, len(firing), members, record.value, record.baseline
+    )
+    return replace(record, state=RESOLVED, resolved_at=now, last_evaluated_at=now, summary=resolved_summary(summary))

@@ -1,0 +1,92 @@
+"""`apprise`: any apprise URL (Slack, Teams, Discord, email, Opsgenie, json://, ...), title + text.
+
+Apprise URLs carry their tokens inside them (`slack://T000/B000/XXXX`), and
+apprise logs URLs at debug level. So its logger is kept to itself, failures
+are read from the call's own log entries, and every piece of every URL
+(user, password, path segments, query values) is redacted from them.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from monitor.alerts.notifiers.base import DeliveryError
+from monitor.alerts.summary import format_value
+from monitor.config_schema import AppriseConfig
+from monitor.redact import redact
+
+TIMEOUT_S = 20.0
+_MIN_PIECE = 6  # shorter URL pieces are words like "hooks", not tokens
+
+
+def url_secrets(url: str) -> set[str]:
+    """The URL and every part of it that could be a credential."""
+    pieces = {url}
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return pieces
+    pieces |= {p for p in (parts.username, parts.password) if p}
+    pieces |= {unquote(s) for s in re.split(r"[/:@]", parts.netloc + parts.path) if s}
+    pieces |= {v for _, v in parse_qsl(parts.query)}
+    pieces.discard(parts.hostname or "")
+    return {p for p in pieces if len(p) >= _MIN_PIECE}
+
+
+def title_and_text(body: Mapping[str, Any]) -> tuple[str, str]:
+    status = str(body.get("status", "firing")).upper()
+    scope = body.get("scope") or {}
+    where = " ".join(f"{k}={v}" for k, v in scope.items() if v is not None)
+    metric = str(body.get("metric", ""))
+    title = f"[{status}] {body.get('rule')} ({body.get('severity')}) {where}"
+    lines = [
+        str(body.get("summary") or ""),
+        f"value {format_value(metric, body.get('value'))}, baseline {format_value(metric, body.get('baseline'))}",
+        f"started {body.get('started_at')}" + (f", resolved {body['resolved_at']}" if body.get("resolved_at") else ""),
+    ]
+    if body.get("dashboard_url"):
+        lines.append(str(body["dashboard_url"]))
+    return title, "\n".join(lines)
+
+
+class AppriseNotifier:
+    def __init__(self, config: AppriseConfig, secrets: Iterable[str] = ()) -> None:
+        import apprise  # ~2 s of plugin loading: only when an apprise notifier is configured
+
+        quiet = logging.getLogger("apprise")
+        quiet.propagate = False  # its debug lines print URL paths, i.e. tokens
+        if not quiet.handlers:
+            quiet.addHandler(logging.NullHandler())
+        self.name = config.name
+        self._apprise = apprise
+        self._secrets = set(secrets)
+        for url in config.urls:
+            self._secrets |= url_secrets(str(url))
+        self._targets = apprise.Apprise()
+        for i, url in enumerate(config.urls):
+            if not self._targets.add(str(url)):
+                raise DeliveryError(f"apprise: urls[{i}] is not a URL apprise understands", retryable=False)
+
+    def send(self, body: Mapping[str, Any], *, event: str, delivery_id: str) -> None:
+        title, text = title_and_text(body)
+        resolved = body.get("status") == "resolved"
+        kind = self._apprise.NotifyType.SUCCESS if resolved else self._apprise.NotifyType.FAILURE
+        entries: list[Any] = []
+        result = self._targets.notify(
+            body=text, title=title, notify_type=kind, timeout=TIMEOUT_S, log_callback=lambda e, _s: entries.append(e)
+        )
+        if not result:
+            problems = [e.message for e in entries if e.level in ("WARNING", "ERROR", "CRITICAL")]
+            detail = redact("; ".join(problems) or "delivery failed", self._secrets)
+            raise DeliveryError(f"apprise: {detail}")
+
+    def close(self) -> None:
+        pass
+
+
+def create(config: AppriseConfig, secrets: Iterable[str] = ()) -> AppriseNotifier:
+    return AppriseNotifier(config, secrets)

@@ -1,0 +1,80 @@
+"""The one small interface every notifier implements, and the HTTP edge they share.
+
+    notifier.send(body, event="firing", delivery_id="42")   # returns, or raises DeliveryError
+
+`body` is the stored webhook body (monitor.alerts.payload). A notifier never
+retries by itself: the outbox decides when to try again, from `retryable`.
+Error messages are what ends up in logs and in the outbox's `last_error`, so
+they name the host only (URLs carry tokens) and pass through `redact`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+import httpx
+
+from monitor import __version__
+from monitor.redact import redact
+
+USER_AGENT = f"firsttoken/{__version__}"
+ERROR_EXCERPT_CHARS = 200
+# Worth another try later: the receiver is busy, rate limiting, or broken for now.
+RETRYABLE_STATUS = frozenset({408, 425, 429})
+
+
+class DeliveryError(Exception):
+    """A send that did not go through; `retryable` False means trying again cannot help (a 400)."""
+
+    def __init__(self, message: str, *, retryable: bool = True) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class Notifier(Protocol):
+    name: str
+
+    def send(self, body: Mapping[str, Any], *, event: str, delivery_id: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def host_of(url: str) -> str:
+    """`https://hooks.example.com` from a URL: enough to say where, nothing that authenticates."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or "?"
+        port = f":{parts.port}" if parts.port else ""
+        return f"{parts.scheme}://{host}{port}"
+    except ValueError:
+        return "<invalid url>"
+
+
+def post(
+    client: httpx.Client,
+    url: str,
+    content: bytes,
+    headers: Mapping[str, str],
+    *,
+    timeout_s: float,
+    secrets: Iterable[str] = (),
+    what: str = "POST",
+) -> httpx.Response:
+    """POST and classify: 2xx returns; timeouts, broken connections, 408/425/429 and 5xx are
+    retryable DeliveryErrors; any other status is a permanent one."""
+    where = host_of(url)
+    try:
+        response = client.post(url, content=content, headers=dict(headers), timeout=timeout_s)
+    except httpx.TimeoutException:
+        raise DeliveryError(f"{what} {where}: timed out after {timeout_s:g}s") from None
+    except httpx.HTTPError as exc:  # connect refused, connection closed mid-response, TLS...
+        detail = redact(str(exc) or type(exc).__name__, secrets)
+        raise DeliveryError(f"{what} {where}: {type(exc).__name__}: {detail}") from None
+    if 200 <= response.status_code < 300:
+        return response
+    excerpt = redact(response.text[:ERROR_EXCERPT_CHARS], secrets).strip()
+    message = f"{what} {where}: HTTP {response.status_code}" + (f": {excerpt}" if excerpt else "")
+    retryable = response.status_code >= 500 or response.status_code in RETRYABLE_STATUS
+    raise DeliveryError(message, retryable=retryable)

@@ -1,0 +1,114 @@
+"""`pagerduty`: Events API v2 (https://developer.pagerduty.com/docs/events-api-v2/trigger-events/).
+
+One `dedup_key` per alert, the same for its trigger, its repeats and its
+resolve: PagerDuty folds repeats into the open incident and the resolve
+closes it. The key holds the alert id, so a later alert on the same scope is
+a new incident rather than a reopened old one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import httpx
+
+from monitor.alerts.notifiers.base import USER_AGENT, post
+from monitor.config_schema import PagerDutyConfig
+
+MAX_SUMMARY = 1024  # PagerDuty truncates longer summaries
+MAX_DEDUP_KEY = 255
+SEVERITIES = {
+    "page": "critical",
+    "critical": "critical",
+    "error": "error",
+    "high": "error",
+    "ticket": "warning",
+    "warning": "warning",
+    "warn": "warning",
+    "low": "info",
+    "info": "info",
+}
+DEFAULT_SEVERITY = "warning"
+
+
+def dedup_key(body: Mapping[str, Any]) -> str:
+    scope = body.get("scope") or {}
+    where = _scope_text(scope)
+    key = f"firsttoken:{body.get('rule')}:{where}:{body.get('alert_id')}"
+    if len(key) > MAX_DEDUP_KEY:  # long model ids; keep it stable and unique
+        key = f"firsttoken:{body.get('alert_id')}:" + hashlib.sha256(key.encode()).hexdigest()
+    return key
+
+
+def _scope_text(scope: Mapping[str, Any]) -> str:
+    provider, region = scope.get("provider"), scope.get("region")
+    if scope.get("model") is None:
+        return f"{provider}@{region}"
+    return f"{provider}/{scope.get('model')}@{region}:{scope.get('prompt')}"
+
+
+def severity(ours: str) -> str:
+    return SEVERITIES.get(str(ours).lower(), DEFAULT_SEVERITY)
+
+
+def event_body(body: Mapping[str, Any], routing_key: str) -> dict[str, Any]:
+    """The Events API v2 request for one stored notification body."""
+    scope = body.get("scope") or {}
+    resolved = body.get("status") == "resolved"
+    event: dict[str, Any] = {
+        "routing_key": routing_key,
+        "event_action": "resolve" if resolved else "trigger",
+        "dedup_key": dedup_key(body),
+    }
+    if resolved:
+        return event  # a resolve needs nothing else; PagerDuty ignores a payload on it
+    event["payload"] = {
+        "summary": (body.get("summary") or f"{body.get('rule')} firing")[:MAX_SUMMARY],
+        "source": _scope_text(scope),
+        "severity": severity(body.get("severity", "")),
+        "timestamp": body.get("started_at"),
+        "component": scope.get("model") or scope.get("provider"),
+        "group": f"{scope.get('provider')}@{scope.get('region')}",
+        "class": body.get("metric"),
+        "custom_details": {k: body.get(k) for k in ("alert_id", "rule", "scope", "value", "baseline", "started_at")},
+    }
+    event["client"] = "firsttoken"
+    if body.get("dashboard_url"):
+        event["client_url"] = body["dashboard_url"]
+        event["links"] = [{"href": body["dashboard_url"], "text": "firsttoken dashboard"}]
+    return event
+
+
+class PagerDutyNotifier:
+    def __init__(
+        self, config: PagerDutyConfig, secrets: Iterable[str] = (), client: httpx.Client | None = None
+    ) -> None:
+        self.name = config.name
+        self._config = config
+        self._secrets = (*secrets, str(config.routing_key))
+        self._client = client or httpx.Client()
+        self._owns_client = client is None
+
+    def send(self, body: Mapping[str, Any], *, event: str, delivery_id: str) -> None:
+        raw = json.dumps(event_body(body, str(self._config.routing_key)), separators=(",", ":")).encode()
+        headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT}
+        post(
+            self._client,
+            self._config.url,
+            raw,
+            headers,
+            timeout_s=self._config.timeout_s,
+            secrets=self._secrets,
+            what="pagerduty",
+        )
+
+    def close(self) -> None:
+        if self._owns_client:
+            self._client.close()
+
+
+def create(config: PagerDutyConfig, secrets: Iterable[str] = ()) -> PagerDutyNotifier:
+    return PagerDutyNotifier(config, secrets)

@@ -1,0 +1,71 @@
+"""`webhook`: POST the DESIGN §5 body as JSON, signed when a secret is set.
+
+Headers: `X-Firsttoken-Signature: sha256=<hex HMAC-SHA256 of the raw body>`
+(with `secret`), `X-Firsttoken-Delivery: <outbox id>` (the same on every
+retry of one notification, so a receiver can drop a repeat delivery after a
+crash between send and bookkeeping) and `X-Firsttoken-Event: firing|repeat|resolved`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import httpx
+
+from monitor.alerts.notifiers.base import USER_AGENT, post
+from monitor.config_schema import WebhookConfig
+
+SIGNATURE_HEADER = "X-Firsttoken-Signature"
+DELIVERY_HEADER = "X-Firsttoken-Delivery"
+EVENT_HEADER = "X-Firsttoken-Event"
+
+
+def encode(body: Mapping[str, Any]) -> bytes:
+    """The exact bytes sent, and signed: compact JSON, keys in the body's order."""
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+
+
+def signature(secret: str, raw: bytes) -> str:
+    return "sha256=" + hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest()
+
+
+class WebhookNotifier:
+    def __init__(self, config: WebhookConfig, secrets: Iterable[str] = (), client: httpx.Client | None = None) -> None:
+        self.name = config.name
+        self._config = config
+        self._secrets = (*secrets, *((config.secret,) if config.secret else ()), *config.headers.values())
+        self._client = client or httpx.Client()
+        self._owns_client = client is None
+
+    def send(self, body: Mapping[str, Any], *, event: str, delivery_id: str) -> None:
+        raw = encode(body)
+        headers = {
+            **self._config.headers,
+            "Content-Type": "application/json",
+            "User-Agent": USER_AGENT,
+            DELIVERY_HEADER: delivery_id,
+            EVENT_HEADER: event,
+        }
+        if self._config.secret:
+            headers[SIGNATURE_HEADER] = signature(str(self._config.secret), raw)
+        post(
+            self._client,
+            self._config.url,
+            raw,
+            headers,
+            timeout_s=self._config.timeout_s,
+            secrets=self._secrets,
+            what="webhook",
+        )
+
+    def close(self) -> None:
+        if self._owns_client:
+            self._client.close()
+
+
+def create(config: WebhookConfig, secrets: Iterable[str] = ()) -> WebhookNotifier:
+    return WebhookNotifier(config, secrets)

@@ -1,0 +1,212 @@
+"""Delivering the notification outbox: claim due rows, send, record, back off.
+
+Rows are enqueued by the engine in the transaction that changed the alert
+(monitor/alerts/store.py). Delivery here is at-least-once with an
+idempotency key, the most any sender can promise:
+
+1. Claim: in one short transaction, due `pending` rows get `attempts + 1`
+   and `next_attempt_at = now + lease`, each guarded by its old `attempts`
+   (compare-and-set), so two deliverers can never hold one row; PostgreSQL
+   also skips rows another transaction is claiming (FOR UPDATE SKIP LOCKED).
+2. Send, outside any transaction, with `X-Firsttoken-Delivery: <row id>`.
+3. Record: `sent`, or the error with the next try at now + exponential
+   backoff with jitter, or `failed` once the row is older than `max_age_s`
+   or the receiver refused it for good (a 400). Guarded by the claim.
+
+A process that dies between 2 and 3 leaves the row claimed; when the lease
+runs out it is sent again with the same delivery id (receivers deduplicate
+on it; PagerDuty on its dedup_key). A row is only due once every earlier
+row of the same alert and notifier is settled, so a `resolved` never
+overtakes its `firing`.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Engine, and_, exists, select, update
+from sqlalchemy.orm import aliased
+
+from monitor.alerts.notifiers import DeliveryError, build_notifier
+from monitor.redact import redact
+from monitor.storage.models import NotificationOutbox
+
+log = logging.getLogger(__name__)
+
+OUTBOX = NotificationOutbox.__table__
+PENDING, SENT, FAILED = "pending", "sent", "failed"
+MAX_ERROR_CHARS = 500
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    base_s: float = 10.0  # first retry after about this long
+    cap_s: float = 30 * 60.0  # never wait longer than this between tries
+    max_age_s: float = 24 * 3600.0  # give up (status failed) on a notification this old
+    lease_s: float = 300.0  # a claimed row is retried after this if its sender vanished; > any send timeout
+    jitter: float = 0.5  # each wait is drawn from [1 - jitter, 1] x the exponential step
+
+    def delay_s(self, attempts: int, rng: random.Random) -> float:
+        step = min(self.cap_s, self.base_s * 2 ** max(0, attempts - 1))
+        return step * (1 - self.jitter * rng.random())
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryStats:
+    sent: int = 0
+    retried: int = 0
+    failed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Claimed:
+    id: int
+    alert_id: int
+    event: str
+    notifier: str
+    payload: dict[str, Any]
+    attempts: int  # after the claim
+    created_at: datetime
+    due_at: datetime  # next_attempt_at before the claim, to hand the row back untouched
+
+
+class OutboxDelivery:
+    def __init__(
+        self,
+        *,
+        policy: RetryPolicy | None = None,
+        budget_s: float = 20.0,
+        batch: int = 20,
+        factory: Callable[..., Any] = build_notifier,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        rng: random.Random | None = None,
+    ) -> None:
+        self.policy = policy or RetryPolicy()
+        self.budget_s = budget_s  # one run stops claiming after this, so the leader's other jobs get their turn
+        self.batch = batch
+        self.factory = factory
+        self.clock = clock
+        self.rng = rng or random.Random()
+
+    def run(self, engine: Engine, config) -> DeliveryStats:
+        """Deliver what is due now; the leader calls this every few seconds."""
+        deadline = time.monotonic() + self.budget_s
+        notifiers: dict[str, Any] = {}
+        configs = {n.name: n for n in config.notifiers}
+        secrets = tuple(config.secrets)
+        broken: set[str] = set()  # failed once this run: the rest of their rows wait for the next
+        sent = retried = failed = 0
+        try:
+            while time.monotonic() < deadline:
+                claimed = self._claim(engine, self.clock(), exclude=broken)
+                if not claimed:
+                    break
+                for row in claimed:
+                    if row.notifier in broken:
+                        self._release(engine, row)
+                        continue
+                    outcome = self._send(row, configs, notifiers, secrets)
+                    now = self.clock()
+                    if outcome is None:
+                        self._finish(engine, row, status=SENT, sent_at=now, last_error=None)
+                        sent += 1
+                        continue
+                    if outcome.retryable:  # the receiver is down: its other rows wait for the next run
+                        broken.add(row.notifier)
+                    message = redact(str(outcome), secrets)[:MAX_ERROR_CHARS]
+                    too_old = now - row.created_at >= timedelta(seconds=self.policy.max_age_s)
+                    if not outcome.retryable or too_old:
+                        self._finish(engine, row, status=FAILED, last_error=message)
+                        log.error("notification %d to %s failed for good: %s", row.id, row.notifier, message)
+                        failed += 1
+                    else:
+                        delay = self.policy.delay_s(row.attempts, self.rng)
+                        self._finish(engine, row, next_attempt_at=now + timedelta(seconds=delay), last_error=message)
+                        log.warning(
+                            "notification %d to %s failed, retry in %.0fs: %s", row.id, row.notifier, delay, message
+                        )
+                        retried += 1
+        finally:
+            for notifier in notifiers.values():
+                notifier.close()
+        return DeliveryStats(sent, retried, failed)
+
+    # ------------------------------------------------------------- database
+    def _claim(self, engine: Engine, now: datetime, exclude: Iterable[str]) -> list[_Claimed]:
+        earlier = aliased(OUTBOX)
+        blocked = exists().where(
+            and_(
+                earlier.c.alert_id == OUTBOX.c.alert_id,
+                earlier.c.notifier == OUTBOX.c.notifier,
+                earlier.c.status == PENDING,
+                earlier.c.id < OUTBOX.c.id,
+            )
+        )
+        query = (
+            select(OUTBOX)
+            .where(OUTBOX.c.status == PENDING, OUTBOX.c.next_attempt_at <= now, ~blocked)
+            .order_by(OUTBOX.c.next_attempt_at, OUTBOX.c.id)
+            .limit(self.batch)
+        )
+        exclude = sorted(exclude)
+        if exclude:
+            query = query.where(OUTBOX.c.notifier.not_in(exclude))
+        if engine.dialect.name == "postgresql":
+            query = query.with_for_update(skip_locked=True, of=OUTBOX)
+        lease_until = now + timedelta(seconds=self.policy.lease_s)
+        out: list[_Claimed] = []
+        with engine.begin() as conn:
+            for row in conn.execute(query).all():
+                got = conn.execute(
+                    update(OUTBOX)
+                    .where(OUTBOX.c.id == row.id, OUTBOX.c.status == PENDING, OUTBOX.c.attempts == row.attempts)
+                    .values(attempts=row.attempts + 1, next_attempt_at=lease_until)
+                ).rowcount
+                if got == 1:
+                    out.append(
+                        _Claimed(
+                            row.id,
+                            row.alert_id,
+                            row.event,
+                            row.notifier,
+                            row.payload,
+                            row.attempts + 1,
+                            row.created_at,
+                            row.next_attempt_at,
+                        )
+                    )
+        return out
+
+    def _finish(self, engine: Engine, row: _Claimed, **values: Any) -> None:
+        with engine.begin() as conn:
+            conn.execute(
+                update(OUTBOX)
+                .where(OUTBOX.c.id == row.id, OUTBOX.c.status == PENDING, OUTBOX.c.attempts == row.attempts)
+                .values(**values)
+            )
+
+    def _release(self, engine: Engine, row: _Claimed) -> None:
+        """Hand back a claimed row untried: as if this run had never claimed it."""
+        self._finish(engine, row, attempts=row.attempts - 1, next_attempt_at=row.due_at)
+
+    # ------------------------------------------------------------- sending
+    def _send(self, row: _Claimed, configs: dict, notifiers: dict, secrets: tuple[str, ...]) -> DeliveryError | None:
+        config = configs.get(row.notifier)
+        if config is None:
+            return DeliveryError(f"notifier {row.notifier!r} is no longer configured", retryable=False)
+        try:
+            notifier = notifiers.get(row.notifier)
+            if notifier is None:
+                notifier = notifiers[row.notifier] = self.factory(config, secrets)
+            notifier.send(row.payload, event=row.event, delivery_id=str(row.id))
+        except DeliveryError as exc:
+            return exc
+        except Exception as exc:  # a notifier bug must not stop delivery of the others
+            return DeliveryError(f"{type(exc).__name__}: {exc}")
+        return None

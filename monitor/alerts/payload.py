@@ -1,0 +1,58 @@
+"""The notification body (DESIGN §5), built once per event and stored in the outbox.
+
+Every notifier renders from this one dict: the webhook sends it verbatim,
+PagerDuty and apprise reshape it. It holds alert data only, never a secret,
+so it can sit in the database and be shown to anyone.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from monitor.alerts.records import RESOLVED, RESOLVED_EVENT, AlertRecord
+
+BODY_KEYS = (
+    "status",
+    "alert_id",
+    "rule",
+    "severity",
+    "scope",
+    "metric",
+    "value",
+    "baseline",
+    "started_at",
+    "resolved_at",
+    "summary",
+    "dashboard_url",
+)
+
+
+def iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat().replace("+00:00", "Z")
+
+
+def build_body(record: AlertRecord, event: str, alert_id: int, dashboard_url: str | None) -> dict[str, Any]:
+    """The webhook body of one event; `repeat` is a `firing` body sent again."""
+    resolved = event == RESOLVED_EVENT or record.state == RESOLVED
+    return {
+        "status": "resolved" if resolved else "firing",
+        "alert_id": alert_id,
+        "rule": record.rule,
+        "severity": record.severity,
+        "scope": record.scope.labels(),
+        "metric": record.metric,
+        "value": _finite(record.value),
+        "baseline": _finite(record.baseline),
+        "started_at": iso(record.started_at),
+        "resolved_at": iso(record.resolved_at) if resolved else None,
+        "summary": record.summary or "",
+        "dashboard_url": dashboard_url,
+    }
+
+
+def _finite(value: float | None) -> float | None:
+    # JSON has no NaN or Infinity; a receiver's strict parser would reject the whole page.
+    if value is None or value != value or value in (float("inf"), float("-inf")):
+        return None
+    return round(float(value), 6)

@@ -1,0 +1,63 @@
+"""Values the lifecycle works on: one alert (a row of `alerts`), a rule's view, a change."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from monitor.alerts.scope import Scope
+
+PENDING, FIRING, RESOLVED = "pending", "firing", "resolved"
+LIVE_STATES = (PENDING, FIRING)
+FIRING_EVENT, REPEAT_EVENT, RESOLVED_EVENT = "firing", "repeat", "resolved"
+HOUR_S = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class AlertRecord:
+    """One alert: a rule on one scope, from pending to resolved. `id` is None until stored."""
+
+    rule: str
+    scope: Scope
+    state: str  # pending | firing | resolved
+    severity: str
+    metric: str
+    started_at: datetime  # the condition first held (pending)
+    fired_at: datetime | None = None
+    resolved_at: datetime | None = None
+    value: float | None = None  # the metric's current value, in its units
+    baseline: float | None = None  # what is normal for it (regression) or the bound (threshold)
+    last_evaluated_at: datetime | None = None
+    last_notified_at: datetime | None = None  # None while firing: nobody has been paged yet
+    pending_count: int = 0
+    clear_count: int = 0
+    silenced: bool = False
+    summary: str | None = None
+    id: int | None = None
+
+    @property
+    def live(self) -> bool:
+        return self.state in LIVE_STATES
+
+
+@dataclass(frozen=True, slots=True)
+class RuleView:
+    """What the lifecycle needs of a rule (also built for a rule that left the config)."""
+
+    name: str
+    severity: str = "page"
+    metric: str = "ttft_ms"
+    repeat_interval_s: float = 4 * HOUR_S
+
+    @classmethod
+    def of(cls, rule) -> RuleView:
+        return cls(rule.name, rule.severity, rule.metric, rule.repeat_interval_s)
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """Store `record` (insert when its id is None), or delete it; then enqueue `events` for it."""
+
+    record: AlertRecord
+    events: tuple[str, ...] = ()
+    delete: bool = False
