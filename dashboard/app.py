@@ -21,30 +21,35 @@ from dashboard import auth  # noqa: E402
 
 PAGES = Path(__file__).resolve().parent / "pages"
 
-st.set_page_config(page_title="firsttoken", page_icon="⏱️", layout="wide", initial_sidebar_state="expanded")
+st.set_page_config(
+    page_title="firsttoken", page_icon=":material/timer:", layout="wide", initial_sidebar_state="expanded"
+)
 
 
 def page(name: str, title: str, icon: str, default: bool = False) -> st.Page:
     return st.Page(str(PAGES / f"{name}.py"), title=title, icon=icon, url_path=name, default=default)
 
 
-health = page("health", "Provider health", "🩺")
+health = page("health", "Provider health", ":material/health_and_safety:")
 if auth.is_authenticated():
     navigation = st.navigation(
         {
             "Monitor": [
-                page("overview", "Overview", "🗺️", default=True),
-                page("trends", "Trends", "📈"),
-                page("compare", "Compare", "⚖️"),
-                page("timeline", "Degradation timeline", "🕒"),
+                page("overview", "Overview", ":material/grid_view:", default=True),
+                page("trends", "Trends", ":material/show_chart:"),
+                page("compare", "Compare", ":material/compare_arrows:"),
+                page("timeline", "Degradation timeline", ":material/view_timeline:"),
             ],
             "Providers": [health],
-            "Operations": [page("alerts", "Alerts", "🚨"), page("samples", "Samples", "🧾")],
+            "Operations": [
+                page("alerts", "Alerts", ":material/notifications_active:"),
+                page("samples", "Samples", ":material/table_rows:"),
+            ],
         }
     )
     if auth.mode() != "open" and st.sidebar.button("Sign out"):
         auth.sign_out()
         st.rerun()
 else:
-    navigation = st.navigation([page("login", "Sign in", "🔑", default=True), health])
+    navigation = st.navigation([page("login", "Sign in", ":material/login:", default=True), health])
 navigation.run()

@@ -22,6 +22,7 @@ from monitor.storage.queries.trends import Bands, Trend
 __all__ = [
     "compare_bars",
     "health_bars",
+    "merge_alert_spans",
     "overview_grid",
     "samples_scatter",
     "timeline_gantt",
@@ -88,7 +89,23 @@ def _metric(x, bands: Bands, color: str, label: str, unit: str, legend: bool) ->
     return [_band(x, p01, p99, color, 0.12, label), _band(x, p10, p90, color, 0.28, label), median]
 
 
-def trend_figure(trend: Trend, alerts: Sequence[AlertView] = (), now: datetime | None = None) -> go.Figure:
+def merge_alert_spans(alerts: Sequence[AlertView], now: datetime) -> list[tuple[str, str, datetime, datetime]]:
+    """(rule, severity, begin, end) with overlapping alerts of one rule merged: twenty targets of a
+    provider firing together are one shaded span, not twenty stacked ones."""
+    spans: dict[tuple[str, str], list[list[datetime]]] = {}
+    for a in sorted(alerts, key=lambda a: a.begins_at):
+        runs = spans.setdefault((a.rule, a.severity), [])
+        end = a.resolved_at or now
+        if runs and a.begins_at <= runs[-1][1]:
+            runs[-1][1] = max(runs[-1][1], end)
+        else:
+            runs.append([a.begins_at, end])
+    return sorted(((r, sev, b, e) for (r, sev), rs in spans.items() for b, e in rs), key=lambda x: x[2])
+
+
+def trend_figure(
+    trend: Trend, alerts: Sequence[AlertView] = (), now: datetime | None = None, log_y: bool = False
+) -> go.Figure:
     """TTFT and TPS bands (median line in p10–p90 and p1–p99) over an error-rate strip."""
     fig = make_subplots(
         rows=3,
@@ -119,24 +136,21 @@ def trend_figure(trend: Trend, alerts: Sequence[AlertView] = (), now: datetime |
         rows += [1] * len(ttft) + [2] * len(tps) + [3]
     fig.add_traces(traces, rows=rows, cols=[1] * len(rows))
     shapes, notes = [], []
-    for alert in alerts:
-        end = alert.resolved_at or now or trend.end
-        color = SEVERITY_COLORS.get(alert.severity, NEUTRAL)
-        common = dict(xref="x", yref="paper", x0=alert.begins_at, line_width=0, layer="below")
-        shapes.append(dict(type="rect", x1=end, y0=0, y1=1, fillcolor=color, opacity=0.08, **common))
-        shapes.append(
-            dict(
-                type="line",
-                x1=alert.begins_at,
-                y0=0,
-                y1=1,
-                **{**common, "line": dict(color=color, width=1, dash="dot")},
-            )
-        )
-        notes.append(dict(x=alert.begins_at, y=1.0, xref="x", yref="paper", text=f"⚠ {alert.rule}", showarrow=False,
-                          xanchor="left", font=dict(size=11, color=color), bgcolor="rgba(255,255,255,0.7)"))  # fmt: skip
-    fig.update_layout(shapes=shapes, annotations=[*fig.layout.annotations, *notes[:20]])
-    fig.update_yaxes(title_text="ms", rangemode="tozero", row=1, col=1)
+    for rule, severity, begin, end in merge_alert_spans(alerts, now or trend.end):
+        color = SEVERITY_COLORS.get(severity, NEUTRAL)
+        common = dict(xref="x", yref="paper", x0=begin, y0=0, y1=1, layer="below")
+        shapes.append(dict(type="rect", x1=end, fillcolor=color, opacity=0.10, line_width=0, **common))
+        shapes.append(dict(type="line", x1=begin, line=dict(color=color, width=1, dash="dot"), **common))
+        notes.append(dict(x=begin, y=1.0, xref="x", yref="paper", text=f"▲ {rule}", showarrow=False, xanchor="left",
+                          yanchor="bottom", font=dict(size=11, color=color)))  # fmt: skip
+    fig.update_layout(shapes=shapes, annotations=[*fig.layout.annotations, *notes[:12]])
+    # Zoom to the p90s: a 15x spike in p99 would otherwise flatten every median (hover still shows p99).
+    top = max((v for s in trend.series for v in s.ttft_ms.p90 if v is not None), default=None)
+    if top and not log_y:
+        fig.update_yaxes(range=[0, top * 1.25], row=1, col=1)
+    if log_y:
+        fig.update_yaxes(type="log", row=1, col=1)
+    fig.update_yaxes(title_text="ms", rangemode="normal" if log_y else "tozero", row=1, col=1)
     fig.update_yaxes(title_text="tokens/s", rangemode="tozero", row=2, col=1)
     fig.update_yaxes(title_text="%", rangemode="tozero", row=3, col=1)
     fig.update_xaxes(range=[trend.start, trend.end], title_text="time (UTC)", row=3, col=1)

@@ -61,9 +61,9 @@ def _one_line(exc: BaseException) -> str:
     return f"cannot read the database {where}: {reason[0] if reason else type(exc).__name__}"
 
 
-def guarded(fn: Callable[..., T], *args: Any) -> T:
+def guarded(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     try:
-        return fn(*args)
+        return fn(*args, **kwargs)
     except Unavailable:
         raise
     except Exception as exc:  # any driver or SQL error: the page says so in one line
@@ -125,7 +125,7 @@ def trend(ids: tuple[str, ...], start: datetime, end: datetime, split_by: str) -
 
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
 def alerts_between(start: datetime, end: datetime, fired_only: bool = True) -> tuple[alertviews.AlertView, ...]:
-    return tuple(guarded(lambda: alertviews.alerts_between(engine(), start, end, fired_only=fired_only)))
+    return tuple(guarded(alertviews.alerts_between, engine(), start, end, fired_only=fired_only))
 
 
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
@@ -142,24 +142,30 @@ def period_grid(ids: tuple[str, ...] | None, start: datetime, end: datetime, per
 
 UPTIME_WINDOWS = {"24 h": timedelta(hours=24), "7 d": timedelta(days=7), "30 d": timedelta(days=30)}
 HEALTH_DAYS = 90
+NOW = timedelta(hours=2)  # "current" status: the last two hours of rollups
 
 
 @dataclass(frozen=True)
 class HealthData:
-    daily: health.PeriodGrid  # 90 daily columns, uptime windows in `window_totals`
-    current: health.PeriodGrid  # the last two hours
+    recent: health.PeriodGrid  # every target: 7 daily columns (the baseline), window "now" = last 2 hours
+    daily: health.PeriodGrid | None  # the chosen provider: 90 daily columns, uptime windows in `window_totals`
     incidents: tuple[alertviews.AlertView, ...]
 
 
 @st.cache_data(ttl=60, show_spinner=False)
-def health_data(at: datetime) -> HealthData:
+def health_data(at: datetime, provider: str | None) -> HealthData:
+    """Every provider's current status, and one provider's 90 days (one provider at a time:
+    reading 90 days of every target would be 5x the rows for bars nobody sees at once)."""
     eng = engine()
     start = (at - timedelta(days=HEALTH_DAYS - 1)).replace(hour=0, minute=0, second=0, microsecond=0)
-    windows = {name: at - span for name, span in UPTIME_WINDOWS.items()}
-    daily = guarded(health.period_grid, eng, start, at, timedelta(days=1), None, windows)
-    current = guarded(health.period_grid, eng, at - timedelta(hours=2), at, timedelta(hours=2))
-    incidents = alertviews.alerts_between(eng, start, at, fired_only=True)
-    return HealthData(daily, current, tuple(incidents))
+    recent = guarded(health.period_grid, eng, at - timedelta(days=7), at, timedelta(days=1), None, {"now": at - NOW})
+    daily = None
+    if provider is not None:
+        ids = [t.id for t in targets() if t.provider == provider]
+        windows = {name: at - span for name, span in UPTIME_WINDOWS.items()}
+        daily = guarded(health.period_grid, eng, start, at, timedelta(days=1), ids, windows)
+    incidents = guarded(alertviews.alerts_between, eng, start, at, fired_only=True)
+    return HealthData(recent, daily, tuple(incidents))
 
 
 @dataclass(frozen=True)
@@ -185,13 +191,10 @@ def alerts_data(at: datetime, days: int = 30) -> AlertsData:
 
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
 def samples(target: str, start: datetime, end: datetime, outcome: str, kinds: tuple[str, ...], limit: int):
-    return tuple(
-        guarded(
-            lambda: sampleviews.target_samples(
-                engine(), target, start, end, outcome=outcome, error_kinds=kinds, limit=limit
-            )
-        )
+    rows = guarded(
+        sampleviews.target_samples, engine(), target, start, end, outcome=outcome, error_kinds=kinds, limit=limit
     )
+    return tuple(rows)
 
 
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
@@ -217,7 +220,7 @@ def page_loads(at: datetime) -> dict[str, Callable[[], object]]:
             period_grid(None, week, at, timedelta(hours=1)),
             alerts_between(week, at),
         ),
-        "Provider health: 90 days": lambda: health_data(at),
+        "Provider health: 90 days": lambda: health_data(at, provider),
         "Alerts": lambda: alerts_data(at),
         "Samples: 1 target, 24 h": lambda: samples(first[0] if first else "", day, at, "all", (), 5000),
     }

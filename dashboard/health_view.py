@@ -69,7 +69,7 @@ def uptime_rows(grid: PeriodGrid, lanes: Sequence[Lane], windows: Sequence[str])
         idx = list(lane.rows)
         row = {"model · region": lane.name}
         for name in windows:
-            measured, failed = grid.window_totals[name]
+            measured, failed, _ = grid.window_totals[name]
             m, f = int(measured[idx].sum()), int(failed[idx].sum())
             row[name] = "—" if m == 0 else f"{100 * (1 - f / m):.2f}%"
         m, f = int(grid.measured[idx].sum()), int(grid.failed[idx].sum())
@@ -78,15 +78,16 @@ def uptime_rows(grid: PeriodGrid, lanes: Sequence[Lane], windows: Sequence[str])
     return out
 
 
-def current_states(current: PeriodGrid, baseline: Mapping[str, float]) -> dict[str, str]:
-    """State of each target over the last two hours, against its 90-day baseline."""
+def current_states(recent: PeriodGrid) -> dict[str, str]:
+    """State of each target over the "now" window, against the median of its last 7 daily values."""
+    measured, failed, typical = recent.window_totals["now"]
+    baseline = recent.baseline_ttft_ms
     out = {}
-    for i, tid in enumerate(current.targets):
-        measured, failed = int(current.measured[i].sum()), int(current.failed[i].sum())
-        typical = current.typical_ttft_ms[i][~np.isnan(current.typical_ttft_ms[i])]
-        base = baseline.get(tid)
-        ratio = float(typical[-1] / base) if typical.size and base and not math.isnan(base) else None
-        out[tid] = status.state_of(measured, failed, ratio)
+    for i, tid in enumerate(recent.targets):
+        ratio = typical[i] / baseline[i] if baseline[i] and not math.isnan(baseline[i]) else None
+        out[tid] = status.state_of(
+            int(measured[i]), int(failed[i]), None if ratio is None or math.isnan(ratio) else float(ratio)
+        )
     return out
 
 

@@ -22,6 +22,18 @@ KNOWN = {
 # Other providers take these in name order (Tableau 10 minus the colours used above).
 FALLBACK = ("#1f77b4", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#9467bd", "#d62728", "#7f7f7f")
 NEUTRAL = "#5b6470"
+CATEGORICAL = (
+    "#4c78a8",
+    "#f58518",
+    "#54a24b",
+    "#e45756",
+    "#72b7b2",
+    "#b279a2",
+    "#eeca3b",
+    "#9d755d",
+    "#ff9da6",
+    "#79706e",
+)
 
 
 def provider_colors(providers: Iterable[str]) -> dict[str, str]:
@@ -48,8 +60,11 @@ def series_colors(series: Sequence[tuple[str, str | None]], providers: Iterable[
     by_provider: dict[str | None, list[str]] = {}
     for label, provider in series:
         by_provider.setdefault(provider, []).append(label)
-    out = {}
+    out: dict[str, str] = {}
     spare = iter(FALLBACK * 4)
+    if len(by_provider) == 1 and len(series) > 3:
+        # One provider, many models: shades of one hue stop being tellable apart; use distinct hues.
+        return {label: (CATEGORICAL * 3)[i] for i, (label, _) in enumerate(series)}
     for provider, labels in by_provider.items():
         for i, label in enumerate(labels):
             color = base.get(provider) if provider else next(spare, NEUTRAL)

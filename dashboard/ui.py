@@ -26,7 +26,21 @@ NO_SAMPLES = (
 )
 
 
+def _leave_legacy_pages_mode() -> None:
+    """Streamlit treats a `pages/` folder beside the entry script as an old-style multipage app
+    until the entry script has called `st.navigation` once in the process. A first visit straight
+    to /alerts would then run the page alone: without app.py's navigation and, worse, without
+    its access check. Switch to `st.navigation` mode and rerun through app.py."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def header(title: str, caption: str) -> None:
+    """Every page starts here."""
+    _leave_legacy_pages_mode()
     st.title(title)
     st.caption(caption)
 
@@ -36,7 +50,7 @@ def load(fn: Callable[..., T], *args, **kwargs) -> T:
     try:
         return fn(*args, **kwargs)
     except data.Unavailable as exc:
-        st.error(f"**The database is not answering.** {exc}", icon="🛑")
+        st.error(f"**The database is not answering.** {exc}", icon=":material/error:")
         st.stop()
         raise  # st.stop() raises; this keeps type checkers honest
 
@@ -45,11 +59,11 @@ def require_targets() -> list[data.TargetRef]:
     """Stop with a clear message when the database is missing, unmigrated or empty."""
     problem = data.schema_problem()
     if problem:
-        st.warning(f"**No dashboard data:** {problem}", icon="⚠️")
+        st.warning(f"**No dashboard data:** {problem}", icon=":material/warning:")
         st.stop()
     targets = list(load(data.targets))
     if not targets:
-        st.info(NO_SAMPLES, icon="ℹ️")
+        st.info(NO_SAMPLES, icon=":material/info:")
         st.stop()
     return targets
 
@@ -64,6 +78,7 @@ def target_filter(
     key: str,
     *,
     default_providers: Sequence[str] | None = None,
+    max_models: int | None = None,
     prompt_one: bool = False,
 ) -> list[data.TargetRef]:
     """Provider / model / region / prompt pickers; returns the targets that match all four."""
@@ -72,7 +87,13 @@ def target_filter(
     chosen_p = cols[0].multiselect("Providers", providers, default=list(default_providers or providers), key=f"{key}-p")
     pool = [t for t in targets if t.provider in chosen_p]
     models = sorted({t.model for t in pool})
-    chosen_m = cols[1].multiselect("Models", models, default=models, key=f"{key}-m", placeholder="all models")
+    chosen_m = cols[1].multiselect(
+        "Models",
+        models,
+        default=models if max_models is None else models[:max_models],
+        key=f"{key}-m",
+        placeholder="all models",
+    )
     regions = sorted({t.region for t in pool})
     chosen_r = cols[2].multiselect("Regions", regions, default=regions, key=f"{key}-r", placeholder="all regions")
     prompts = sorted({t.prompt for t in targets})

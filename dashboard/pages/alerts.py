@@ -48,7 +48,7 @@ st.subheader("Firing and pending")
 if ad.live:
     st.dataframe(alert_rows(ad.live, resolved=False), hide_index=True, width="stretch")
 else:
-    st.success("Nothing is firing.", icon="✅")
+    st.success("Nothing is firing.", icon=":material/check_circle:")
 
 st.subheader("Resolved")
 if ad.past:
@@ -81,7 +81,7 @@ if ad.deliveries:
     st.dataframe(
         [
             {
-                "status": {"sent": "✅ sent", "failed": "❌ failed", "pending": "⏳ pending"}.get(d.status, d.status),
+                "status": d.status,
                 "event": d.event,
                 "notifier": d.notifier,
                 "rule": d.rule,

@@ -24,7 +24,7 @@ now = data.now()
 stats = ui.load(data.model_stats, tuple(t.id for t in pool), now - span, now)
 on_prompt = [s for s in stats if s.prompt == prompt and s.measured]
 if not on_prompt:
-    st.info(f"No samples on prompt `{prompt}` in the last {range_label}.", icon="ℹ️")
+    st.info(f"No samples on prompt `{prompt}` in the last {range_label}.", icon=":material/info:")
     st.stop()
 
 prices = data.settings().prices

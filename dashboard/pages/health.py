@@ -14,10 +14,15 @@ ui.header(
 targets = ui.require_targets()
 refs = {t.id: t for t in targets}
 providers = sorted({t.provider for t in targets})
+wanted = st.query_params.get("provider")
 now = data.now()
-hd = ui.load(data.health_data, now)
-baseline = dict(zip(hd.daily.targets, hd.daily.baseline_ttft_ms.tolist(), strict=True))
-states = health_view.current_states(hd.current, baseline)
+c1, _ = st.columns([2, 5])
+provider = c1.selectbox(
+    "Provider", providers, index=providers.index(wanted) if wanted in providers else 0, key="health-provider"
+)
+st.query_params["provider"] = provider
+hd = ui.load(data.health_data, now, provider)
+states = health_view.current_states(hd.recent)
 statuses = health_view.provider_statuses(states, refs, [a for a in hd.incidents if a.state == "firing"])
 
 cols = st.columns(min(len(providers), 5) or 1)
@@ -29,15 +34,10 @@ for i, p in enumerate(providers):
         unsafe_allow_html=True,
     )
 
-wanted = st.query_params.get("provider")
-provider = st.selectbox(
-    "Provider", providers, index=providers.index(wanted) if wanted in providers else 0, key="health-provider"
-)
-st.query_params["provider"] = provider
 lanes = health_view.lanes_for(hd.daily, refs, provider)
 st.header(f"{provider}: {statuses[provider]}")
 if not lanes:
-    st.info(f"No samples from {provider} in the last {data.HEALTH_DAYS} days.", icon="ℹ️")
+    st.info(f"No samples from {provider} in the last {data.HEALTH_DAYS} days.", icon=":material/info:")
     st.stop()
 
 st.subheader("Uptime")
@@ -60,7 +60,9 @@ incidents = health_view.incident_rows(hd.incidents, provider)
 if incidents:
     st.dataframe(incidents, hide_index=True, width="stretch")
 else:
-    st.success(f"No incident recorded for {provider} in the last {data.HEALTH_DAYS} days.", icon="✅")
+    st.success(
+        f"No incident recorded for {provider} in the last {data.HEALTH_DAYS} days.", icon=":material/check_circle:"
+    )
 
 base = (data.settings().dashboard_url or "").rstrip("/")
 st.caption("Share this page (read-only, no sign-in):")

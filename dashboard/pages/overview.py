@@ -83,9 +83,9 @@ def body() -> None:
             [
                 {
                     "agent": a.name,
-                    "status": "🔇 silent"
+                    "status": "silent"
                     if a.last_sample_at is None or now - a.last_sample_at > SILENT_AGENT
-                    else ("✅ probing" if a.healthy else "⚠️ unhealthy (cannot reach providers)"),
+                    else ("probing" if a.healthy else "unhealthy: cannot reach providers"),
                     "last sample": ui.ago(a.last_sample_at, now),
                     "heartbeat": ui.ago(a.last_seen, now),
                 }
@@ -96,7 +96,7 @@ def body() -> None:
         )
     st.subheader("Firing and pending alerts")
     if not od.live_alerts:
-        st.success("Nothing is firing.", icon="✅")
+        st.success("Nothing is firing.", icon=":material/check_circle:")
     else:
         st.dataframe(
             [

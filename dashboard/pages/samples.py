@@ -27,7 +27,7 @@ kinds = c4.multiselect(
 metric = c5.selectbox("Metric", METRICS, key="samples-metric")
 rows = ui.load(data.samples, target, start, now, outcome, tuple(kinds), LIMIT)
 if not rows:
-    st.info(f"No samples of `{target}` match these filters in the last {range_label}.", icon="ℹ️")
+    st.info(f"No samples of `{target}` match these filters in the last {range_label}.", icon=":material/info:")
     st.stop()
 
 failed = sum(not s.ok for s in rows)
@@ -44,13 +44,16 @@ st.plotly_chart(
 d1, d2 = st.columns(2)
 safe = target.replace("/", "_").replace("@", "_").replace(":", "_")
 d1.download_button(
-    f"⬇ {metric} for `firsttoken backtest` (timestamp,value)",
+    f"{metric} for firsttoken backtest (timestamp,value)",
     backtest_csv(rows, metric),
     file_name=f"{safe}-{metric}.csv",
     mime="text/csv",
+    icon=":material/download:",
     help="Failed probes have an empty value; cancelled probes are left out.",
 )
-d2.download_button("⬇ every field (CSV)", full_csv(rows), file_name=f"{safe}-samples.csv", mime="text/csv")
+d2.download_button(
+    "every field (CSV)", full_csv(rows), file_name=f"{safe}-samples.csv", mime="text/csv", icon=":material/download:"
+)
 st.dataframe(
     [
         {

@@ -29,7 +29,7 @@ alerts = ui.load(data.alerts_between, start, now)
 by_id = {t.id: t for t in targets}
 codes = status.state_codes(grid.measured, grid.failed, grid.latency_ratio())
 if not grid.targets:
-    st.info(f"No samples in the last {range_label}.", icon="ℹ️")
+    st.info(f"No samples in the last {range_label}.", icon=":material/info:")
     st.stop()
 
 shown = 0
@@ -56,4 +56,4 @@ for provider in chosen or providers:
     st.caption(f"{len(bars)} periods, {hours:.1f} lane-hours degraded or down in the last {range_label}")
     st.plotly_chart(charts.timeline_gantt(bars, lanes, start, now), width="stretch", key=f"timeline-{provider}")
 if not shown:
-    st.success(f"No degraded or down period and no alert in the last {range_label}.", icon="✅")
+    st.success(f"No degraded or down period and no alert in the last {range_label}.", icon=":material/check_circle:")

@@ -19,12 +19,13 @@ ui.header(
 )
 targets = ui.require_targets()
 providers = sorted({t.provider for t in targets})
-selected = ui.target_filter(targets, "trends", default_providers=providers[:1])
-c1, c2, c3 = st.columns([3, 2, 2])
+selected = ui.target_filter(targets, "trends", default_providers=providers[:1], max_models=3)
+c1, c2, c3, c4 = st.columns([3, 2, 2, 1])
 with c1:
     range_label, span = ui.range_picker("trends-range", default="24 h")
 split_by = c2.selectbox("One line per", SPLITS, index=0, key="trends-split")
 refresh = c3.selectbox("Auto-refresh", list(REFRESH), index=1, key="trends-refresh")
+log_y = c4.toggle("Log TTFT axis", key="trends-log")
 if not selected:
     st.info("No target matches these filters: widen the provider, model, region or prompt selection.")
     st.stop()
@@ -45,14 +46,15 @@ def body() -> None:
         if any(a.covers(t.provider, t.model, t.region, t.prompt) for t in selected)
     ]
     if not any(sum(s.measured) for s in trend.series):
-        st.info(f"No samples for these {len(ids)} targets in the last {range_label}.", icon="ℹ️")
+        st.info(f"No samples for these {len(ids)} targets in the last {range_label}.", icon=":material/info:")
         return
-    st.plotly_chart(charts.trend_figure(trend, alerts, now), width="stretch", key="trend-figure")
+    st.plotly_chart(charts.trend_figure(trend, alerts, now, log_y), width="stretch", key="trend-figure")
     source = "hourly rollups (≤ 2% percentile error)" if trend.source == "rollups" else "raw samples (exact)"
     minutes = int(trend.bucket.total_seconds() // 60)
     bucket = f"{minutes // 60} h" if minutes >= 60 else f"{minutes} min"
     st.caption(
-        f"{len(ids)} targets · {bucket} buckets · from {source} · {len(alerts)} alerts in range · "
+        ("" if log_y else "TTFT axis zoomed to the highest p90; hover for p99. ")
+        + f"{len(ids)} targets · {bucket} buckets · from {source} · {len(alerts)} alerts in range · "
         f"updated {now:%H:%M:%S} UTC"
     )
 
