@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint bench clean browser-deps
 
 $(STAMP): pyproject.toml
 	@echo "==> creating $(VENV) and installing firsttoken (a minute or two on a fresh machine)"
@@ -23,7 +23,14 @@ lint: install
 	$(BIN)/ruff check monitor dashboard tests benchmarks migrations
 	$(BIN)/ruff format --check monitor dashboard tests benchmarks migrations
 
-test: install lint
+# Debian's Chromium for the dashboard's browser test (Playwright drives it by path; no browser download).
+browser-deps:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		echo "==> installing Debian's chromium for the browser test"; \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
+	fi
+
+test: install lint browser-deps
 	$(BIN)/pytest
 
 bench: install
