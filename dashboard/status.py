@@ -9,6 +9,9 @@ the Timeline and the Health page agree on what "degraded" means:
   baseline, is degraded;
 - anything else is healthy.
 
+A single failure never degrades a period: with 12 probes an hour one failure is
+already 92% availability, and one failed probe is noise, not an incident.
+
 The daily bars of the Health page use stricter availability steps (a day is
 1,440 probes at 1/min, so 99% is already 14 failures).
 """
@@ -25,6 +28,7 @@ STATES = (HEALTHY, DEGRADED, DOWN, NO_DATA)
 DOWN_BELOW = 0.50
 DEGRADED_BELOW = 0.95
 LATENCY_DEGRADED_RATIO = 1.5
+MIN_FAILURES = 2
 
 # Colour-blind-safe-ish traffic colours, readable on the light theme.
 STATE_COLORS = {HEALTHY: "#2e9d5b", DEGRADED: "#f0a202", DOWN: "#d64545", NO_DATA: "#c9ccd1"}
@@ -56,9 +60,9 @@ def state_of(measured: int, failed: int, latency_ratio: float | None) -> str:
     if measured <= 0:
         return NO_DATA
     availability = 1 - failed / measured
-    if availability < DOWN_BELOW:
+    if failed >= MIN_FAILURES and availability < DOWN_BELOW:
         return DOWN
-    if availability < DEGRADED_BELOW:
+    if failed >= MIN_FAILURES and availability < DEGRADED_BELOW:
         return DEGRADED
     if not _bad(latency_ratio) and latency_ratio >= LATENCY_DEGRADED_RATIO:
         return DEGRADED
@@ -138,8 +142,9 @@ def state_codes(measured, failed, latency_ratio):
         availability = np.where(measured > 0, 1 - np.asarray(failed) / np.maximum(measured, 1), np.nan)
         slow = np.nan_to_num(np.asarray(latency_ratio, dtype=float), nan=0.0) >= LATENCY_DEGRADED_RATIO
     codes = np.full(measured.shape, _CODE[HEALTHY])
-    codes[(availability < DEGRADED_BELOW) | slow] = _CODE[DEGRADED]
-    codes[availability < DOWN_BELOW] = _CODE[DOWN]
+    enough = np.asarray(failed) >= MIN_FAILURES
+    codes[((availability < DEGRADED_BELOW) & enough) | slow] = _CODE[DEGRADED]
+    codes[(availability < DOWN_BELOW) & enough] = _CODE[DOWN]
     codes[measured <= 0] = _CODE[NO_DATA]
     return codes
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -113,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
     url = database_url_for(args)
     port, host = getattr(args, "port", DEFAULT_PORT), getattr(args, "host", DEFAULT_HOST)
     process = start_dashboard(config if os.path.exists(config) else None, url, port, host)
+    # SIGTERM (docker stop, kill) must run the `finally` below, or Streamlit outlives us.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         if not wait_until_up(port, 60.0, host):
             code = process.poll()

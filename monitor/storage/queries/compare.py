@@ -52,7 +52,9 @@ def compare(engine: Engine, targets: Sequence[TargetRef], start: datetime, end: 
     of_target = {t.id: key_index[(t.provider, t.model, t.prompt)] for t in targets}
     n = len(keys)
     if uses_rollups(end - start):
-        rows = fetch_rollups(engine, start, end, list(of_target))
+        # One bucket spanning the whole range: a row per target.
+        span_s = 3600 * (int((end - start).total_seconds() // 3600) + 2)
+        rows = fetch_rollups(engine, start, end, list(of_target), bucket_s=span_s)
         code = np.array([of_target[t] for t in rows.targets] or [0], dtype=np.int64)
         group = code[rows.target] if len(rows) else rows.target
         q_ttft, _ = hist_quantiles(rows.hists["ttft_ms"], group, n, QS)

@@ -137,25 +137,48 @@ class RollupRows:
         return int(self.hour_s.size)
 
 
+def _concat(engine: Engine, text_expr):
+    if engine.dialect.name == "postgresql":
+        return func.string_agg(text_expr, ",")
+    return func.group_concat(text_expr, ",")
+
+
 def fetch_rollups(
     engine: Engine,
     start: datetime,
     end: datetime,
     target_ids: Sequence[str] | None = None,
     hists: Sequence[str] = ("ttft_ms", "tps"),
+    bucket_s: float | None = None,
 ) -> RollupRows:
-    """Hourly rows with `start <= hour < end`; every agent's row is returned (merge by summing)."""
+    """Rollup rows with `start <= hour < end`, every agent's row included (merge by summing).
+
+    With `bucket_s` (a whole number of hours, aligned to the epoch) the database
+    already groups each target's hours into buckets: counts summed, histogram
+    texts concatenated (`decode` reads `{..},{..}` as one histogram's entries).
+    `hour_s` is then the bucket's start. A 30-day, 20-target trend reads 2,400
+    rows instead of 14,400, and the per-row Python work shrinks with it.
+    """
     cancelled = cancelled_count()
-    query = select(
-        epoch_s(_R.hour, engine),
-        _R.target,
-        _R.samples,
-        _R.ok_count,
-        cast(cancelled, Integer),
-        _R.input_tokens_sum,
-        _R.output_tokens_sum,
-        *(cast(_R[f"{m}_hist"], Text) for m in hists),
-    ).where(_R.hour >= start, _R.hour < end)
+    hour = epoch_s(_R.hour, engine)
+    values = [_R.samples, _R.ok_count, cancelled, _R.input_tokens_sum, _R.output_tokens_sum]
+    texts = [cast(_R[f"{m}_hist"], Text) for m in hists]
+    if bucket_s and bucket_s > 3600:
+        # + 0.5 s: SQLite's julianday epoch can land microseconds short of the hour.
+        slot = (
+            func.floor((hour + 0.5) / bucket_s)
+            if engine.dialect.name == "postgresql"
+            else cast((hour + 0.5) / bucket_s, Integer)
+        )
+        query = select(
+            slot * bucket_s,
+            _R.target,
+            *(cast(func.sum(v), Integer) for v in values),
+            *(_concat(engine, t) for t in texts),
+        ).group_by(slot, _R.target)
+    else:
+        query = select(hour, _R.target, *(cast(v, Integer) for v in values), *texts)
+    query = query.where(_R.hour >= start, _R.hour < end)
     if target_ids is not None:
         query = query.where(_R.target.in_(list(target_ids)))
     rows = fetch_rows(engine, query)

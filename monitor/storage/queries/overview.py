@@ -97,7 +97,9 @@ def overview(engine: Engine, targets: Sequence[TargetRef], now: datetime | None 
     r_fail = np.bincount(tix[recent], weights=failed[recent], minlength=n)
     q_recent, _ = value_quantiles(ttft[recent], tix[recent], n, (0.5,))
 
-    base = fetch_rollups(engine, now - WINDOW - BASELINE, now - WINDOW, [t.id for t in refs], hists=("ttft_ms",))
+    base = fetch_rollups(
+        engine, now - WINDOW - BASELINE, now - WINDOW, [t.id for t in refs], hists=("ttft_ms",), bucket_s=2 * 86400
+    )
     base_code = np.array([index[t] for t in base.targets] or [0], dtype=np.int64)
     q_base, _ = hist_quantiles(base.hists["ttft_ms"], base_code[base.target] if len(base) else base.target, n, (0.5,))
 

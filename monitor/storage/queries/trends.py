@@ -128,7 +128,7 @@ def trend(
     ids = list(by_id)
     query_start = datetime.fromtimestamp(origin, UTC)
     if rollups:
-        rows = fetch_rollups(engine, query_start, end, ids)
+        rows = fetch_rollups(engine, query_start, end, ids, bucket_s=step)
         t_s, measured, failed = rows.hour_s, rows.samples - rows.cancelled, rows.samples - rows.ok - rows.cancelled
     else:
         rows = fetch_raw(engine, query_start, end, ids)
