@@ -168,17 +168,16 @@ def compare_bars(stats: Sequence[ModelStats], cost_per_1k: Mapping[str, float | 
     labels = [_model_label(s) for s in stats]
     colors = provider_colors(s.provider for s in stats)
     bar_colors = [colors[s.provider] for s in stats]
+    costs = [cost_per_1k.get(_model_label(s)) for s in stats]
+    priced = any(c is not None for c in costs)  # no prices configured: no empty cost panel
+    titles = ["TTFT p50 bar, p90 ◆ (ms)", "Decode speed p50 (tokens/s)", "Error rate (%)"]
     fig = make_subplots(
         rows=1,
-        cols=4,
+        cols=4 if priced else 3,
         shared_yaxes=True,
-        horizontal_spacing=0.03,
-        subplot_titles=(
-            "TTFT p50 ▮ / p90 ◆ (ms)",
-            "Decode speed p50 (tokens/s)",
-            "Error rate (%)",
-            "Cost per 1k probes (USD)",
-        ),
+        horizontal_spacing=0.04,
+        column_widths=[0.34, 0.26, 0.2, 0.2] if priced else [0.4, 0.35, 0.25],
+        subplot_titles=[*titles, "Cost per 1k probes (USD)"] if priced else titles,
     )
     fig.add_trace(go.Bar(y=labels, x=[s.ttft_p50_ms for s in stats], orientation="h", marker_color=bar_colors,
                          name="TTFT p50", hovertemplate="%{y}: p50 %{x:,.0f} ms<extra></extra>"), row=1, col=1)  # fmt: skip
@@ -190,14 +189,15 @@ def compare_bars(stats: Sequence[ModelStats], cost_per_1k: Mapping[str, float | 
     errors = [None if s.error_rate is None else 100 * s.error_rate for s in stats]
     fig.add_trace(go.Bar(y=labels, x=errors, orientation="h", marker_color=bar_colors, name="error rate",
                          hovertemplate="%{y}: %{x:.2f}%<extra></extra>"), row=1, col=3)  # fmt: skip
-    costs = [cost_per_1k.get(_model_label(s)) for s in stats]
-    fig.add_trace(go.Bar(y=labels, x=costs, orientation="h", marker_color=bar_colors, name="cost",
-                         hovertemplate="%{y}: $%{x:.3f} per 1k probes<extra></extra>"), row=1, col=4)  # fmt: skip
+    if priced:
+        fig.add_trace(go.Bar(y=labels, x=costs, orientation="h", marker_color=bar_colors, name="cost",
+                             hovertemplate="%{y}: $%{x:.3f} per 1k probes<extra></extra>"), row=1, col=4)  # fmt: skip
     fig.update_layout(showlegend=False)
     fig.update_yaxes(autorange="reversed")
-    for col, unit in enumerate(("ms", "tokens/s", "%", "USD"), start=1):
+    for col, unit in enumerate(("ms", "tokens/s", "%", "USD")[: 4 if priced else 3], start=1):
         fig.update_xaxes(title_text=unit, rangemode="tozero", row=1, col=col)
-    return base_layout(fig, None, height=max(260, 60 + 28 * len(stats)))
+    fig.update_annotations(font_size=13)
+    return base_layout(fig, None, height=max(280, 90 + 24 * len(stats)))
 
 
 def ttft_vs_prompt(stats: Sequence[ModelStats]) -> go.Figure:
