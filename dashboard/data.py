@@ -147,7 +147,7 @@ NOW = timedelta(hours=2)  # "current" status: the last two hours of rollups
 
 @dataclass(frozen=True)
 class HealthData:
-    recent: health.PeriodGrid  # every target: 7 daily columns (the baseline), window "now" = last 2 hours
+    current: health.Current  # every target: the last two hours against the 24 hours before
     daily: health.PeriodGrid | None  # the chosen provider: 90 daily columns, uptime windows in `window_totals`
     incidents: tuple[alertviews.AlertView, ...]
 
@@ -158,14 +158,14 @@ def health_data(at: datetime, provider: str | None) -> HealthData:
     reading 90 days of every target would be 5x the rows for bars nobody sees at once)."""
     eng = engine()
     start = (at - timedelta(days=HEALTH_DAYS - 1)).replace(hour=0, minute=0, second=0, microsecond=0)
-    recent = guarded(health.period_grid, eng, at - timedelta(days=7), at, timedelta(days=1), None, {"now": at - NOW})
+    current = guarded(health.current, eng, at, NOW)
     daily = None
     if provider is not None:
         ids = [t.id for t in targets() if t.provider == provider]
         windows = {name: at - span for name, span in UPTIME_WINDOWS.items()}
         daily = guarded(health.period_grid, eng, start, at, timedelta(days=1), ids, windows)
     incidents = guarded(alertviews.alerts_between, eng, start, at, fired_only=True)
-    return HealthData(recent, daily, tuple(incidents))
+    return HealthData(current, daily, tuple(incidents))
 
 
 @dataclass(frozen=True)

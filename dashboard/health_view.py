@@ -16,7 +16,7 @@ import numpy as np
 
 from dashboard import status
 from monitor.storage.queries.alertviews import AlertView
-from monitor.storage.queries.health import PeriodGrid
+from monitor.storage.queries.health import Current, PeriodGrid
 from monitor.storage.queries.trends import TargetRef
 
 
@@ -78,16 +78,13 @@ def uptime_rows(grid: PeriodGrid, lanes: Sequence[Lane], windows: Sequence[str])
     return out
 
 
-def current_states(recent: PeriodGrid) -> dict[str, str]:
-    """State of each target over the "now" window, against the median of its last 7 daily values."""
-    measured, failed, typical = recent.window_totals["now"]
-    baseline = recent.baseline_ttft_ms
+def current_states(current: Current) -> dict[str, str]:
+    """State of each target over the recent window, its median TTFT against the day before."""
     out = {}
-    for i, tid in enumerate(recent.targets):
-        ratio = typical[i] / baseline[i] if baseline[i] and not math.isnan(baseline[i]) else None
-        out[tid] = status.state_of(
-            int(measured[i]), int(failed[i]), None if ratio is None or math.isnan(ratio) else float(ratio)
-        )
+    for i, tid in enumerate(current.targets):
+        now, base = current.ttft_p50_ms[i], current.baseline_ttft_p50_ms[i]
+        ratio = None if math.isnan(now) or math.isnan(base) or base <= 0 else float(now / base)
+        out[tid] = status.state_of(int(current.measured[i]), int(current.failed[i]), ratio)
     return out
 
 

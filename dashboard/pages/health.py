@@ -22,7 +22,7 @@ provider = c1.selectbox(
 )
 st.query_params["provider"] = provider
 hd = ui.load(data.health_data, now, provider)
-states = health_view.current_states(hd.recent)
+states = health_view.current_states(hd.current)
 statuses = health_view.provider_statuses(states, refs, [a for a in hd.incidents if a.state == "firing"])
 
 cols = st.columns(min(len(providers), 5) or 1)

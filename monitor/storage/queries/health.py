@@ -22,8 +22,8 @@ import numpy as np
 from sqlalchemy import Engine, Integer, case, cast, func, select
 
 from monitor.storage.models import RollupHourly
-from monitor.storage.queries.dashfetch import cancelled_count, epoch_s, fetch_raw, fetch_rows
-from monitor.storage.queries.histmatrix import value_quantiles
+from monitor.storage.queries.dashfetch import cancelled_count, epoch_s, fetch_raw, fetch_rollups, fetch_rows
+from monitor.storage.queries.histmatrix import hist_quantiles, value_quantiles
 
 _R = RollupHourly.__table__.c
 
@@ -143,3 +143,35 @@ def raw_period_grid(
     q, _ = value_quantiles(raw.metrics["ttft_ms"], group, size, (0.5,))
     starts = tuple(datetime.fromtimestamp(origin + i * step, UTC) for i in range(n))
     return PeriodGrid(raw.targets, starts, period, measured, failed, q[:, 0].reshape(n_t, n))
+
+
+@dataclass(frozen=True)
+class Current:
+    """Every target's last hours against the day before them: medians from the rollup histograms."""
+
+    targets: tuple[str, ...]
+    measured: np.ndarray
+    failed: np.ndarray
+    ttft_p50_ms: np.ndarray  # the recent window; NaN without an ok probe
+    baseline_ttft_p50_ms: np.ndarray  # the 24 hours before it
+
+
+def current(engine: Engine, now: datetime, window: timedelta, baseline: timedelta = timedelta(hours=24)) -> Current:
+    """Medians, not means: with 30-60 probes an hour, two spikes move a mean by half."""
+    span_s = 3600 * (int((window + baseline).total_seconds() // 3600) + 2)  # one bucket: a row per target
+    recent = fetch_rollups(engine, now - window, now, hists=("ttft_ms",), bucket_s=span_s)
+    before = fetch_rollups(engine, now - window - baseline, now - window, hists=("ttft_ms",), bucket_s=span_s)
+    targets = tuple(sorted(set(recent.targets) | set(before.targets)))
+    index = {t: i for i, t in enumerate(targets)}
+    n = len(targets)
+
+    def per_target(rows):
+        code = np.array([index[t] for t in rows.targets] or [0], dtype=np.int64)
+        return code[rows.target] if len(rows) else rows.target
+
+    g_recent, g_before = per_target(recent), per_target(before)
+    q_now, _ = hist_quantiles(recent.hists["ttft_ms"], g_recent, n, (0.5,))
+    q_base, _ = hist_quantiles(before.hists["ttft_ms"], g_before, n, (0.5,))
+    measured = np.bincount(g_recent, weights=recent.samples - recent.cancelled, minlength=n).astype(np.int64)
+    failed = np.bincount(g_recent, weights=recent.samples - recent.ok - recent.cancelled, minlength=n).astype(np.int64)
+    return Current(targets, measured, failed, q_now[:, 0], q_base[:, 0])
