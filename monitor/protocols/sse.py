@@ -19,30 +19,48 @@ _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 
 
 class LineSplitter:
-    """Splits a byte stream on CRLF, LF or CR into decoded lines."""
+    """Splits a byte stream on CRLF, LF or CR into decoded lines.
 
-    __slots__ = ("_buf", "_max")
+    Only each new read is scanned for line breaks: the partial line held
+    from earlier reads has none, so rescanning it (and re-copying it into one
+    buffer) made a long line cost quadratic time, and a 10 MB line stalled the
+    event loop, and every probe on it, for a quarter of a second.
+    """
+
+    __slots__ = ("_cr", "_max", "_parts", "_size")
 
     def __init__(self, max_line_bytes: int = MAX_LINE_BYTES) -> None:
-        self._buf = b""
+        self._parts: list[bytes] = []  # the line being read, still without its end
+        self._size = 0
+        self._cr = False  # a CR ended the last read: maybe the first half of a CRLF
         self._max = max_line_bytes
 
     def feed(self, data: bytes) -> list[str]:
-        buf = self._buf + data if self._buf else data
+        if self._cr:
+            data = b"\r" + data
         # A CR at the very end may be the first half of a CRLF split across
         # reads: hold it back so the next read sees no phantom blank line.
-        hold = b""
-        if buf.endswith(b"\r"):
-            buf, hold = buf[:-1], b"\r"
-        parts = _LINE_BREAK.split(buf)
-        rest = parts.pop() + hold
-        if len(rest) > self._max:
+        self._cr = data.endswith(b"\r")
+        if self._cr:
+            data = data[:-1]
+        if b"\n" in data or b"\r" in data:
+            lines = _LINE_BREAK.split(data)
+            rest = lines.pop()
+        else:  # the middle of a long line: two memchr scans, no regex
+            lines, rest = [], data
+        if lines and self._parts:
+            lines[0] = b"".join((*self._parts, lines[0]))
+            self._parts, self._size = [], 0
+        if rest:
+            self._parts.append(rest)
+            self._size += len(rest)
+        if self._size + self._cr > self._max:
             raise ProtocolViolation(f"line longer than {self._max} bytes")
-        self._buf = rest
-        return [_decode(line) for line in parts]
+        return [_decode(line) for line in lines]
 
     def close(self) -> list[str]:
-        rest, self._buf = self._buf.rstrip(b"\r"), b""
+        rest = b"".join(self._parts)
+        self._parts, self._size, self._cr = [], 0, False
         return [_decode(rest)] if rest else []
 
 
