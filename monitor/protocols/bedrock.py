@@ -55,7 +55,10 @@ from monitor.protocols.sse import as_int, loads_json
 from monitor.sample import ErrorKind
 
 EXTRA_MISSING = "protocol: bedrock-converse needs the optional extra: pip install 'firsttoken[bedrock]'"
-MAX_FRAME_BYTES = 16 << 20  # a ConverseStream frame is a few hundred bytes
+# A ConverseStream frame is a few hundred bytes. The format allows 16 MiB, but
+# buffering and decoding a frame that size stalled the event loop for ~0.5 s:
+# the same 1 MiB bound as an SSE line (monitor/protocols/sse.py).
+MAX_FRAME_BYTES = 1 << 20
 _PRELUDE = 12
 _MIN_FRAME = _PRELUDE + 4  # prelude + message CRC, no headers, no payload
 _REGION_IN_HOST = re.compile(r"bedrock-runtime(?:-fips)?\.([a-z]{2}(?:-[a-z]+)+-\d+)\.")

@@ -338,3 +338,12 @@ def test_valid_frames_with_wrongly_typed_payloads_never_raise(frames, points):
         for kind, name, payload in frames
     )
     assert_robust(PROTOCOL, cut(raw, points))
+
+
+def test_a_frame_over_a_mebibyte_is_refused_from_its_prelude():
+    # Regression: 16 MiB frames were buffered and decoded whole; the simulator's
+    # 10 MB frame stalled the event loop for half a second per probe.
+    big = text("x" * (1 << 20))
+    result = replay_stamped(PROTOCOL, [START, big[:12]])
+    assert str(result.error_kind) == "protocol" and "out of bounds" in result.error_message
+    assert replay_stamped(PROTOCOL, [START, text("x" * 200_000), STOP, METADATA]).ok
