@@ -82,6 +82,7 @@ class ProbeScheduler:
         self._targets: dict[str, object] = {}
         self._slots: dict[str, Slot] = {}
         self._inflight: set[asyncio.Task] = set()
+        self._stopping = False
         self._scheduler = AsyncIOScheduler(
             timezone=UTC,
             job_defaults={"coalesce": True, "max_instances": 1},
@@ -130,8 +131,12 @@ class ProbeScheduler:
         Cancelled probes are still recorded (error_kind `cancelled`), so a
         restart leaves no silent hole in the data.
         """
+        self._stopping = True
         if self._scheduler.running:
-            self._scheduler.shutdown(wait=False)
+            # Paused, not shut down yet: APScheduler's shutdown cancels every job
+            # task at once, which left the grace period no probe to wait for.
+            self._scheduler.pause()
+        await asyncio.sleep(0)  # job tasks created just before the pause start, see _stopping, return
         pending = set(self._inflight)
         if pending:
             _done, still = await asyncio.wait(pending, timeout=grace_s)
@@ -139,6 +144,8 @@ class ProbeScheduler:
                 task.cancel()
             if still:
                 await asyncio.gather(*still, return_exceptions=True)
+        if self._scheduler.running:
+            self._scheduler.shutdown(wait=False)
 
     # ----------------------------------------------------------------- jobs
     async def run_now(self, target_id: str) -> None:
@@ -148,7 +155,7 @@ class ProbeScheduler:
     async def _run(self, target_id: str, planned_s: float | None = None) -> None:
         target = self._targets.get(target_id)
         slot = self._slots.get(target_id)
-        if target is None or slot is None:
+        if target is None or slot is None or self._stopping:
             return
         task = asyncio.current_task()
         self._inflight.add(task)
@@ -168,8 +175,10 @@ class ProbeScheduler:
                 sample = await self._probe(target, lag_ms)
             self._sink(sample)
         except asyncio.CancelledError:
+            # Only shutdown cancels a job (a probe's own deadlines are timeouts).
+            # Recorded, and not re-raised: this is the job task's outermost frame
+            # we own, and APScheduler logs a raised cancellation as a crash.
             self._sink(cancelled_sample(target, self._agent, started_at))
-            raise
         except Exception:  # the probe never raises; this guards the sink
             log.exception("probe job for %s failed", target_id)
         finally:

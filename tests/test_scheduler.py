@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import statistics
 import time
 from dataclasses import dataclass
@@ -45,7 +46,9 @@ def test_grid_times():
     assert last_grid_time_s(130.0, 60, 10) == 130
 
 
-def run_scheduler(targets, *, seconds: float, probe_s: float = 0.05, max_concurrency=64, per_route=8, apply=None):
+def run_scheduler(
+    targets, *, seconds: float, probe_s: float = 0.05, max_concurrency=64, per_route=8, apply=None, grace_s=1.0
+):
     samples: list[Sample] = []
     in_flight = {"now": 0, "max": 0, "route_max": 0}
     per_route_now: dict = {}
@@ -78,7 +81,7 @@ def run_scheduler(targets, *, seconds: float, probe_s: float = 0.05, max_concurr
             await asyncio.sleep(seconds / 2)
         else:
             await asyncio.sleep(seconds)
-        await scheduler.shutdown(grace_s=1)
+        await scheduler.shutdown(grace_s=grace_s)
 
     asyncio.run(main())
     return samples, in_flight
@@ -127,6 +130,16 @@ def test_shutdown_records_cancelled_probes():
     samples, _ = run_scheduler(targets, seconds=1.0, probe_s=30)
     cancelled = [s for s in samples if s.error_kind == "cancelled"]
     assert cancelled and all(not s.ok for s in cancelled)
+
+
+def test_shutdown_lets_probes_in_flight_finish_and_logs_no_error(caplog):
+    # Regression: APScheduler's shutdown cancelled every job task at once, so the
+    # grace period waited for nothing, and each cancellation was logged as a crash.
+    targets = [FakeTarget(f"t{i}", 0.5) for i in range(6)]
+    with caplog.at_level(logging.WARNING):
+        samples, _ = run_scheduler(targets, seconds=1.2, probe_s=0.4, grace_s=5)
+    assert samples and all(s.ok for s in samples), [s.error_kind for s in samples]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
 
 
 @pytest.mark.parametrize("interval", [60.0, 300.0])
