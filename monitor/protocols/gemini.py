@@ -188,7 +188,9 @@ class GenerateContentParser(StreamParser):
         error = chunk.get("error")
         if error:
             error = error if isinstance(error, dict) else {"message": str(error)}
-            out.append(StreamFailure(ErrorKind.STREAM_ERROR, _error_text(error)))
+            # A rate limit is the same condition as an HTTP 429, whatever the transport.
+            limited = error.get("code") == 429 or error.get("status") == "RESOURCE_EXHAUSTED"
+            out.append(StreamFailure(ErrorKind.RATE_LIMITED if limited else ErrorKind.STREAM_ERROR, _error_text(error)))
         feedback = chunk.get("promptFeedback")
         if isinstance(feedback, dict) and feedback.get("blockReason") and not chunk.get("candidates"):
             # The prompt was refused: the answer is over, with nothing in it.

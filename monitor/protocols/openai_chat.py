@@ -147,7 +147,7 @@ class ChatCompletionsParser(StreamParser):
                 )
         error = chunk.get("error")
         if error:
-            out.append(StreamFailure(ErrorKind.STREAM_ERROR, _error_text(error)))
+            out.append(StreamFailure(_error_kind(error), _error_text(error)))
 
     def _on_choice(self, choice: dict[str, Any], out: list[Event]) -> None:
         delta = choice.get("delta")
@@ -225,6 +225,14 @@ def _server_timing(chunk: Mapping[str, Any]) -> dict[str, Any] | None:
     if isinstance(chunk.get("sla_metrics"), dict):  # Novita via HF router
         timing["sla_metrics"] = {k: v for k, v in chunk["sla_metrics"].items() if k == "ttft_ms"}
     return timing or None
+
+
+def _error_kind(error: Any) -> ErrorKind:
+    # A rate limit is the same condition as an HTTP 429, whatever the transport
+    # (as openai-responses, anthropic and bedrock-converse already file it).
+    if isinstance(error, dict) and any("rate_limit" in str(error.get(k) or "") for k in ("code", "type")):
+        return ErrorKind.RATE_LIMITED
+    return ErrorKind.STREAM_ERROR
 
 
 def _error_text(error: Any) -> str:
