@@ -75,6 +75,10 @@ class Service:
         self._reload = asyncio.Event()
         self._config_mtime = _mtime(options.config_path)
         self._last_runs: dict[str, float] = {}
+        # Tasks besides the probes in flight: flat in a healthy process, so a leak
+        # shows. Counted on the loop (housekeeping) and read by /healthz from its
+        # own thread: asyncio's task registry is not safe to walk from another one.
+        self._background_tasks = 0
         self._redaction = install_redaction(config.secrets)
 
     # ------------------------------------------------------------- probing
@@ -181,6 +185,7 @@ class Service:
             self.metrics.written.set(stats.written_total)
             self.metrics.dropped.set(stats.dropped_total)
             self.metrics.in_flight.set(self.scheduler.inflight)
+            self._background_tasks = len(asyncio.all_tasks()) - self.scheduler.inflight
             if self._due("heartbeat", HEARTBEAT_S, now):
                 await self._run_blocking("heartbeat", self._heartbeat)
             if self._due("leader", LEADER_RETRY_S, now):
@@ -254,6 +259,9 @@ class Service:
             "agent": self.config.agent,
             "targets": self.scheduler.target_count,
             "in_flight": self.scheduler.inflight,
+            # Leak detectors for long runs: both stay flat once probing settles.
+            "background_tasks": self._background_tasks,
+            "http_lanes": self.lanes.size,
             "leader": self.leader.is_leader,
             "reaches_providers": self.reachability.healthy(datetime.now(UTC)),
             "database_up": stats.database_up,

@@ -1,0 +1,140 @@
+"""Every provider fault at once, beside healthy targets, in a real `firsttoken run`.
+
+The promise: a misbehaving provider costs the monitor nothing but the
+probes against it. Healthy targets keep their schedule (sample counts and
+`sched_lag_ms`), each failure is stored with its own `error_kind`, and memory,
+file descriptors, sockets and asyncio tasks stay flat while faults repeat.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, defaultdict
+
+import pytest
+
+from tests.faults.harness import (
+    ServiceProcess,
+    migrate,
+    percentile,
+    sim_provider,
+    stored_samples,
+    wait_for,
+    write_config,
+)
+
+# Each fault, and the error_kind DESIGN §1 files it under (through openai-chat).
+FAULT_KINDS = {
+    "rate_limited": "rate_limited",
+    "server_error": "server_error",
+    "overloaded": "server_error",
+    "auth": "auth",
+    "client_error": "client_error",
+    "echo_key": "auth",
+    "hang": "timeout",
+    "slow_headers": "timeout",  # headers after 5 s, past the 3 s ttft_timeout
+    "reset": "truncated",
+    "truncate": "truncated",
+    "malformed": "protocol",
+    "stream_error": "stream_error",
+    "empty": "empty",
+    "huge_line": "protocol",
+    "invalid_utf8": "protocol",
+    "html": "protocol",
+    "html_502": "server_error",
+    "trickle": "timeout",  # one byte per second: no token before the ttft_timeout
+    "throttle_stream": "rate_limited",
+}
+HEALTHY = [f"sim:ttft=30:itl=2:tokens=8:jitter=0:output_tokens={8 + i}" for i in range(6)]
+# A 429 storm: many targets of one provider answering mostly 429, some 500/503.
+STORM = [f"sim:ttft=5:tokens=4:fault=rate_limited:fault_p=0.9:errors=0.1:output_tokens={4 + i}" for i in range(12)]
+RUN_S = 75  # long enough for every slow fault to repeat several times
+WARM_S = 20  # resources measured from here (imports, lanes and caches settled)
+INTERVAL_S = 1.0
+
+
+def fault_model(fault: str) -> str:
+    return f"sim:ttft=20:itl=2:tokens=8:fault={fault}"
+
+
+@pytest.fixture
+def service(tmp_path, simulator):
+    db = f"sqlite:///{tmp_path / 'faults.db'}"
+    config = write_config(
+        tmp_path / "firsttoken.yaml",
+        database=db,
+        providers={
+            "healthy": sim_provider(simulator, HEALTHY, region="calm", api_key="sk-healthy-provider-key"),
+            "faulty": sim_provider(
+                simulator, [fault_model(f) for f in FAULT_KINDS], region="storm", api_key="sk-faulty-provider-key"
+            ),
+            "storm": sim_provider(simulator, STORM, region="storm429", api_key="sk-storm-provider-key"),
+        },
+        interval=f"{INTERVAL_S:g}s",
+        # Room for every fault target at once: the caps are tested elsewhere, here
+        # they would only turn slow faults into lag on the faulty provider.
+        defaults={"max_concurrency": 128, "max_per_provider_region": 32},
+    )
+    migrate(config)
+    with ServiceProcess(config, tmp_path) as svc:
+        yield svc, db
+
+
+def test_every_fault_at_once_leaves_healthy_targets_on_schedule(service):
+    svc, db = service
+    started = time.monotonic()
+    wait_for(lambda: time.monotonic() - started > WARM_S, WARM_S + 5, "warm-up")
+    warm = svc.resources()
+    warm_health = svc.health()
+    window_start = time.time()
+    peak_rss = warm.rss_bytes
+    while time.monotonic() - started < RUN_S:  # /healthz and /metrics answer all along
+        assert svc.health() is not None, "healthz stopped answering"
+        assert "firsttoken_probes_total" in svc.metrics()
+        peak_rss = max(peak_rss, svc.resources().rss_bytes)
+        time.sleep(1)
+    window_s = time.time() - window_start
+    end = svc.resources()
+    end_health = svc.health()
+    code = svc.stop()
+
+    assert code == 0, svc.log()[-3000:]
+    assert not svc.crash_lines(), "\n".join(svc.crash_lines()[:20])
+    samples = stored_samples(db)
+
+    # Each fault stored under its own error_kind, and nothing else.
+    kinds: dict[str, Counter] = defaultdict(Counter)
+    for s in samples:
+        kinds[s["target"]][s["error_kind"] or "ok"] += 1
+    for fault, kind in FAULT_KINDS.items():
+        seen = kinds[f"faulty/{fault_model(fault)}@storm:short"]
+        seen.pop("cancelled", None)  # a probe in flight at SIGTERM
+        assert set(seen) == {kind}, (fault, seen)
+    storm_kinds = Counter()
+    for model in STORM:
+        storm_kinds.update(kinds[f"storm/{model}@storm429:short"])
+    assert storm_kinds["rate_limited"] > 0.7 * storm_kinds.total()
+    assert set(storm_kinds) <= {"rate_limited", "server_error", "ok", "cancelled"}
+
+    # Healthy targets: all ok, one sample per interval, started on time.
+    for model in HEALTHY:
+        target = f"healthy/{model}@calm:short"
+        mine = [s for s in samples if s["target"] == target]
+        assert all(s["ok"] for s in mine), Counter(s["error_kind"] for s in mine)
+        in_window = [s for s in mine if s["started_at"].timestamp() >= window_start]
+        expected = window_s / INTERVAL_S
+        assert len(in_window) >= expected - 2, (target, len(in_window), expected)
+    lags = [s["sched_lag_ms"] for s in samples if s["target"].startswith("healthy/")]
+    assert percentile(lags, 50) < 50 and percentile(lags, 99) < 1000, (percentile(lags, 50), percentile(lags, 99))
+
+    # Nothing leaks while faults repeat dozens of times: connections are bounded
+    # by the lanes (one per probe in flight at the peak, reused after), every
+    # other descriptor and the tasks beyond those in flight stay flat.
+    n_targets = len(HEALTHY) + len(FAULT_KINDS) + len(STORM)
+    lanes = end_health["http_lanes"]
+    assert lanes <= n_targets, end_health
+    assert end.tcp_sockets <= lanes + 1, (end, lanes)  # + the /metrics listener
+    assert end.fds - end.tcp_sockets <= warm.fds - warm.tcp_sockets + 3, (warm, end)
+    assert end_health["background_tasks"] <= warm_health["background_tasks"] + 3, (warm_health, end_health)
+    assert end.rss_bytes < warm.rss_bytes + 40 * 2**20, (warm, end)
+    assert peak_rss < 400 * 2**20, peak_rss  # the 10 MB lines are never held whole
