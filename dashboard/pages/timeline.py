@@ -19,7 +19,7 @@ providers = sorted({t.provider for t in targets})
 c1, c2, c3 = st.columns([3, 3, 2])
 chosen = c1.multiselect("Providers", providers, default=providers, key="timeline-providers", placeholder="all")
 with c2:
-    range_label, span = ui.range_picker("timeline-range", default="7 d")
+    range_label, span = ui.range_picker("timeline-range", default="24 h")
 only_incidents = c3.toggle("Only lanes with incidents", value=True, key="timeline-only")
 now = data.now()
 start = now - span
