@@ -45,6 +45,7 @@ class ServiceOptions:
     listen_host: str = "127.0.0.1"
     listen_port: int = 9464
     spool_dir: str | None = None
+    spool_max_bytes: int | None = None  # None: the spool's own default (1 GiB)
     shutdown_grace_s: float = 10.0
     # Extra periodic leader work (alert evaluation plugs in here): name -> (interval, fn(engine, config)).
     leader_jobs: dict[str, tuple[float, Callable]] = field(default_factory=dict)
@@ -58,7 +59,8 @@ class Service:
         self.config = config
         self.engine = make_engine(config.database_url)
         spool_dir = options.spool_dir or str(Path(f"firsttoken-spool-{config.agent}").resolve())
-        self.writer = SampleWriter(self.engine, spool_dir)
+        spool_limit = {} if options.spool_max_bytes is None else {"spool_max_bytes": options.spool_max_bytes}
+        self.writer = SampleWriter(self.engine, spool_dir, **spool_limit)
         self.metrics = ProbeMetrics()
         self.reachability = Reachability()
         self.lanes = ClientLanes()
@@ -225,7 +227,9 @@ class Service:
         try:
             await asyncio.to_thread(fn)
         except Exception as exc:  # a database outage must not stop the service
-            log.warning("%s failed: %s: %s", name, type(exc).__name__, exc)
+            # One line: SQLAlchemy's text adds a "(Background on this error …)" line.
+            text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+            log.warning("%s failed: %s: %s", name, type(exc).__name__, text[0] if text else "")
 
     def _sync_targets(self, targets) -> None:
         """Record the configured targets (and their protocol) for the dashboard."""

@@ -103,3 +103,20 @@ def parse_percent(value: object, max_fraction: float = 1.0) -> float:
 
 def _pct(number: float) -> str:
     return f"{number:g}%" if math.isfinite(number) else "a percentage"
+
+
+SIZE_HINT = "expected a size like 512M, 2G or 65536 (bytes)"
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?", re.IGNORECASE)
+_SIZE_UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(value: str) -> int:
+    """Bytes from `65536`, `64K`, `512M`, `2G`, `1GiB` (binary units: disks and spools are sized so)."""
+    match = _SIZE.fullmatch(value.strip())
+    if not match:
+        raise ValueError(SIZE_HINT)
+    unit = (match.group(2) or "").upper().rstrip("B").rstrip("I")
+    size = float(match.group(1)) * _SIZE_UNITS[unit]
+    if size < 1 or size > _MAX_NUMBER:
+        raise ValueError("size must be at least one byte")
+    return int(size)

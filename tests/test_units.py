@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from monitor.units import format_duration, parse_duration, parse_percent
+from monitor.units import format_duration, parse_duration, parse_percent, parse_size
 
 
 @pytest.mark.parametrize(
@@ -111,3 +111,17 @@ def test_parse_percent_rejects(bad):
 def test_bare_number_above_one_suggests_a_percentage():
     with pytest.raises(ValueError, match="write 20% for a percentage"):
         parse_percent(20)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("65536", 65536), ("64K", 65536), ("64KiB", 65536), ("512M", 512 << 20), ("2G", 2 << 30), ("1.5M", 1572864)],
+)
+def test_parse_size(text, expected):
+    assert parse_size(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "0", "-1", "x", "5P", "1e9", "12 apples"])
+def test_parse_size_errors(text):
+    with pytest.raises(ValueError):
+        parse_size(text)

@@ -9,12 +9,18 @@ from monitor.config import load_config
 from monitor.errors import UsageError
 from monitor.eventloop import run_async
 from monitor.service import Service, ServiceOptions
+from monitor.units import parse_size
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--listen", default="127.0.0.1:9464", help="HOST:PORT for /metrics and /healthz")
     p.add_argument(
         "--spool-dir", help="where samples wait while the database is down (default ./firsttoken-spool-AGENT)"
+    )
+    p.add_argument(
+        "--spool-max-bytes",
+        default="1G",
+        help="disk the spool may use, e.g. 512M; past it the oldest samples are dropped and counted (default 1G)",
     )
 
 
@@ -25,11 +31,19 @@ def parse_listen(value: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
+def parse_spool_size(value: str) -> int:
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise UsageError(f"firsttoken run: --spool-max-bytes: {exc}, got {value!r}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from monitor.alerts.engine import alert_jobs
     from monitor.storage import check_schema, make_engine
 
     host, port = parse_listen(args.listen)
+    spool_max_bytes = parse_spool_size(args.spool_max_bytes)
     config = load_config(args.config)
     engine = make_engine(config.database_url)
     try:
@@ -39,6 +53,6 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         print(f"firsttoken run: {problem}", file=sys.stderr)
         return 1
-    options = ServiceOptions(args.config, host, port, spool_dir=args.spool_dir)
+    options = ServiceOptions(args.config, host, port, spool_dir=args.spool_dir, spool_max_bytes=spool_max_bytes)
     options.leader_jobs.update(alert_jobs())
     return run_async(Service(options, config).run())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -29,6 +30,7 @@ from tests.conftest import BASE_PATH
 
 FIRSTTOKEN = [sys.executable, "-m", "monitor"]
 # What an unhandled exception leaves in a log; the service must log none of them.
+RECORD_START = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (DEBUG|INFO|WARNING|ERROR|CRITICAL) ")
 CRASH_MARKERS = ("Traceback", "Exception", "Error in ", "exception was never retrieved", "was destroyed but")
 
 
@@ -96,7 +98,7 @@ def cli(
     )
 
 
-def migrate(config: Path, env: dict | None = None) -> None:
+def migrate_cli(config: Path, env: dict | None = None) -> None:
     result = cli("db", "upgrade", "--config", str(config), env=env)
     assert result.returncode == 0, result.stderr
 
@@ -179,8 +181,13 @@ class ServiceProcess:
         return self.log_path.read_text(errors="replace")
 
     def crash_lines(self) -> list[str]:
-        """Log lines that betray an unhandled exception (a traceback's lines included)."""
-        return [line for line in self.log().splitlines() if any(m in line for m in CRASH_MARKERS)]
+        """Log lines that betray an unhandled exception, or that continue a record
+        over several lines (a traceback, a multi-line error text): one record, one line."""
+        return [
+            line
+            for line in self.log().splitlines()
+            if any(m in line for m in CRASH_MARKERS) or not RECORD_START.match(line)
+        ]
 
     def __enter__(self) -> ServiceProcess:
         return self
@@ -193,7 +200,7 @@ def stored_samples(database: str) -> list[dict]:
     """Every stored sample's bookkeeping fields, oldest first."""
     engine = make_engine(database)
     c = SampleRow.__table__.c
-    query = select(c.id, c.target, c.ok, c.error_kind, c.error_message, c.sched_lag_ms, c.started_at)
+    query = select(c.id, c.request_id, c.target, c.ok, c.error_kind, c.error_message, c.sched_lag_ms, c.started_at)
     try:
         with engine.connect() as conn:
             return [dict(r) for r in conn.execute(query.order_by(c.started_at)).mappings()]

@@ -15,7 +15,7 @@ import pytest
 
 from tests.faults.harness import (
     ServiceProcess,
-    migrate,
+    migrate_cli,
     percentile,
     sim_provider,
     stored_samples,
@@ -75,7 +75,7 @@ def service(tmp_path, simulator):
         # they would only turn slow faults into lag on the faulty provider.
         defaults={"max_concurrency": 128, "max_per_provider_region": 32},
     )
-    migrate(config)
+    migrate_cli(config)
     with ServiceProcess(config, tmp_path) as svc:
         yield svc, db
 
