@@ -70,7 +70,7 @@ def naive_queries(at: datetime, ids_twenty: list[str], first: str) -> dict[str, 
             f"{FAILED}, avg(input_tokens), avg(output_tokens) FROM samples WHERE started_at >= :start GROUP BY 1, 2, 3",
             {"start": at - day},
         ),
-        "Timeline: all targets, 24 h": (
+        "Timeline: all targets, 24 h (default)": (
             "SELECT target, date_trunc('hour', started_at), count(*), "
             f"{FAILED}, percentile_cont(0.5) WITHIN GROUP (ORDER BY ttft_ms) FILTER (WHERE ok) "
             "FROM samples WHERE started_at >= :start GROUP BY 1, 2",

@@ -216,6 +216,10 @@ def page_loads(at: datetime) -> dict[str, Callable[[], object]]:
         "Trends: 20 targets, 30 d": lambda: (trend(twenty, month, at, "provider/model"), alerts_between(month, at)),
         "Trends: 1 target, 30 d": lambda: (trend(first, month, at, "target"), alerts_between(month, at)),
         "Compare: all models, 24 h": lambda: model_stats(ids, day, at),
+        "Timeline: all targets, 24 h (default)": lambda: (
+            period_grid(None, day, at, timedelta(hours=1)),
+            alerts_between(day, at),
+        ),
         "Timeline: all targets, 7 d": lambda: (
             period_grid(None, week, at, timedelta(hours=1)),
             alerts_between(week, at),
