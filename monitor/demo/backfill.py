@@ -1,0 +1,250 @@
+"""Backfill: a day of history through the production probe, writer and alert engine, in simulated time.
+
+Each target is probed on its own grid (the scheduler's stable phase, so
+history and live samples interleave the same way), in time order across all
+targets. Probes go through `probe_target` with a `VirtualClock` and the
+`VirtualTransport`; samples go through `SampleWriter`; after each step of
+simulated time the alert engine evaluates with `now` at that step, exactly as
+the live leader job would have, so alerts fire and resolve in the past and
+their notifications go out (printed by the log notifier) as they happen.
+
+Probing is pure CPU (parsing real wire bytes), so it is spread over worker
+processes in blocks of simulated time while this process writes and
+evaluates the blocks already done, in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import multiprocessing
+import signal
+import sys
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import httpx
+
+from monitor.demo.incidents import DemoSource, Incident
+from monitor.demo.virtual_time import VirtualClock, VirtualTransport
+from monitor.probe import probe_target
+from monitor.sample import Sample
+from monitor.scheduler import next_grid_time_s, phase_offset_s
+from monitor.simulator.catalogue import BehaviourSource
+
+MIN_INTERVAL_S = 60.0
+MAX_INTERVAL_S = 300.0
+STEPS = 288  # a day at 5-minute spacing; shorter histories get denser spacing, down to a minute
+ROUNDS = 96  # alert evaluations over the history: every 15 min of a day
+BLOCKS_PER_WORKER = 24  # small blocks: steady progress, and workers stay busy while earlier ones are written
+
+
+def auto_interval_s(history_s: float) -> float:
+    """Spacing that keeps the backfill near STEPS probes per target, between 1 and 5 minutes."""
+    return min(MAX_INTERVAL_S, max(MIN_INTERVAL_S, history_s / STEPS))
+
+
+def auto_evaluate_every_s(history_s: float, interval_s: float) -> float:
+    """Alert rounds in the history: about ROUNDS of them, never more than one per probe interval.
+
+    A round costs tens of milliseconds of queries whatever it finds, and
+    detectors judge every sample whenever they see it, so fewer rounds only
+    coarsen when an alert is recorded as firing, not whether it does.
+    """
+    return max(interval_s, history_s / ROUNDS)
+
+
+def probe_times(targets: Sequence, start_s: float, end_s: float, interval_s: float) -> Iterator[tuple[float, int]]:
+    """(epoch seconds, target index) for every probe in [start_s, end_s), in time order."""
+
+    def grid(i: int, target) -> Iterator[tuple[float, int]]:
+        t_s = next_grid_time_s(start_s, interval_s, phase_offset_s(target.id, interval_s))
+        while t_s < end_s:
+            yield t_s, i
+            t_s += interval_s
+
+    yield from heapq.merge(*(grid(i, t) for i, t in enumerate(targets)))
+
+
+async def probe_span(
+    targets: Sequence,
+    source: BehaviourSource,
+    start_s: float,
+    end_s: float,
+    interval_s: float,
+    *,
+    agent: str,
+    seed: int | None = None,
+) -> list[tuple[float, Sample]]:
+    """Every probe of [start_s, end_s) in simulated time: (planned time, sample), in time order."""
+    clock = VirtualClock()
+    out = []
+    async with httpx.AsyncClient(transport=VirtualTransport(source, clock, seed=seed)) as client:
+        for t_s, i in probe_times(targets, start_s, end_s, interval_s):
+            clock.set_s(t_s)
+            out.append((t_s, await probe_target(client, targets[i], agent=agent, sched_lag_ms=0.0, clock=clock)))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """What a worker process needs, as hashable values: it loads the targets itself, once."""
+
+    config_path: str
+    target_ids: tuple[str, ...]
+    incidents: tuple[Incident, ...]
+    interval_s: float
+    agent: str
+    seed: int = 0
+
+    def load(self) -> tuple[list, BehaviourSource]:
+        from monitor.config import load_config
+
+        by_id = {t.id: t for t in load_config(self.config_path).targets}
+        return [by_id[i] for i in self.target_ids], DemoSource(self.incidents)
+
+
+_loaded: dict[Job, tuple[list, BehaviourSource]] = {}
+
+
+def _init_worker() -> None:
+    # The terminal's Ctrl-C reaches the whole process group: the parent decides.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _run_block(job: Job, start_s: float, end_s: float, block: int) -> list[tuple[float, Sample]]:
+    if job not in _loaded:
+        _loaded[job] = job.load()
+    targets, source = _loaded[job]
+    span = probe_span(targets, source, start_s, end_s, job.interval_s, agent=job.agent, seed=job.seed + block)
+    return asyncio.run(span)
+
+
+class WorkerPool:
+    """Processes that probe blocks of history, started before the event loop and any thread.
+
+    On Linux they are forked from a process that has imported the probe
+    stack and has no threads yet: no start-up cost, no fork-with-threads
+    hazard. Elsewhere they are spawned.
+    """
+
+    def __init__(self, workers: int) -> None:
+        method = "fork" if sys.platform.startswith("linux") else "spawn"
+        self.size = max(1, workers)
+        self._pool = multiprocessing.get_context(method).Pool(self.size, initializer=_init_worker)
+
+    async def run_block(self, job: Job, start_s: float, end_s: float, block: int) -> list[tuple[float, Sample]]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future = loop.create_future()
+
+        def settle(method: str, value) -> None:
+            if not future.done():  # cancelled meanwhile (Ctrl-C)
+                getattr(future, method)(value)
+
+        self._pool.apply_async(
+            _run_block,
+            (job, start_s, end_s, block),
+            callback=lambda r: loop.call_soon_threadsafe(settle, "set_result", r),
+            error_callback=lambda e: loop.call_soon_threadsafe(settle, "set_exception", e),
+        )
+        return await future
+
+    def close(self) -> None:
+        self._pool.terminate()
+        self._pool.join()
+
+
+@dataclass
+class BackfillResult:
+    probes: int = 0
+    ok: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+    evaluations: int = 0
+
+
+async def backfill(
+    job: Job,
+    *,
+    start_s: float,
+    end_s: float,
+    submit: Callable[[Sample], None],
+    flush: Callable[[], object] = lambda: None,
+    evaluate: Callable[[datetime], object] | None = None,
+    evaluate_every_s: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    pool: WorkerPool | None = None,
+) -> BackfillResult:
+    """Probe the job's targets over [start_s, end_s), `submit` each sample, `evaluate(now)` every step.
+
+    `flush()` runs before each evaluation so the engine reads every sample
+    taken up to its `now`. Without a `pool` everything runs in this process.
+    """
+    step_s = evaluate_every_s or job.interval_s
+    result = BackfillResult()
+    next_eval_s = start_s + step_s
+    targets, source = job.load()
+    total = sum(1 for _ in probe_times(targets, start_s, end_s, job.interval_s))
+
+    def evaluate_until(t_s: float) -> None:
+        nonlocal next_eval_s
+        while next_eval_s <= t_s:
+            if evaluate is not None:
+                flush()
+                evaluate(datetime.fromtimestamp(next_eval_s, UTC))
+                result.evaluations += 1
+            next_eval_s += step_s
+
+    def take(t_s: float, sample: Sample) -> None:
+        evaluate_until(t_s)
+        submit(sample)
+        result.probes += 1
+        if sample.ok:
+            result.ok += 1
+        else:
+            kind = sample.error_kind or "unknown"
+            result.errors[kind] = result.errors.get(kind, 0) + 1
+        if progress is not None:
+            progress(result.probes, total)
+
+    blocks = _blocks(start_s, end_s, (pool.size if pool else 1) * BLOCKS_PER_WORKER, job.interval_s)
+    if pool is None:
+        for n, (a, b) in enumerate(blocks):
+            await asyncio.sleep(0)  # probing never waits: let signal handlers and cancellation in
+            for t_s, sample in await probe_span(
+                targets, source, a, b, job.interval_s, agent=job.agent, seed=job.seed + n
+            ):
+                take(t_s, sample)
+    else:
+        await _in_pool(pool, job, blocks, take)
+    evaluate_until(end_s)
+    flush()
+    return result
+
+
+async def _in_pool(pool: WorkerPool, job: Job, blocks: list[tuple[float, float]], take) -> None:
+    """Keep every worker busy one block ahead, and take finished blocks in order."""
+    pending: deque[asyncio.Task] = deque()
+    queue = deque(enumerate(blocks))
+    try:
+        while queue or pending:
+            while queue and len(pending) <= pool.size:
+                n, (a, b) = queue.popleft()
+                pending.append(asyncio.ensure_future(pool.run_block(job, a, b, n)))
+            for t_s, sample in await pending.popleft():
+                take(t_s, sample)
+    finally:
+        for task in pending:
+            task.cancel()
+
+
+def _blocks(start_s: float, end_s: float, count: int, interval_s: float) -> list[tuple[float, float]]:
+    """[start, end) cut into about `count` blocks, each at least one probe interval long."""
+    size = max(interval_s, (end_s - start_s) / count)
+    edges = [start_s]
+    while edges[-1] + size < end_s:
+        edges.append(edges[-1] + size)
+    edges.append(end_s)
+    return list(itertools.pairwise(edges))

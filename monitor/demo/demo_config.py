@@ -1,0 +1,170 @@
+"""The config file `firsttoken demo` writes: the cast as providers, alert rules, a log notifier.
+
+It is an ordinary firsttoken config, commented, so a new user can read it as
+a first example (and `firsttoken run --config` it while the simulator runs).
+Text is built here, values quoted as JSON (valid YAML), so odd paths cannot
+break it. Real providers are added only for keys present in the environment,
+and only as `${VAR}` references: the key itself never lands in the file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from monitor.demo.cast import LONG_PROMPT_TOKENS, PROTOCOL_BASE_PATH, PROVIDERS, SHORT_PROMPT
+
+LONG_PROMPT_FILE = "prompts/rag-4k.txt"
+DEMO_AGENT = "demo"
+SIM_API_KEY = "sk-demo-not-a-real-key"
+
+
+@dataclass(frozen=True, slots=True)
+class RealProvider:
+    name: str
+    protocol: str
+    base_url: str
+    model: str  # small and cheap: the demo probes it every `REAL_INTERVAL`
+    env_vars: tuple[str, ...]  # the first one set wins
+
+
+REAL_PROVIDERS = (
+    RealProvider("openai", "openai-chat", "https://api.openai.com/v1", "gpt-4o-mini", ("OPENAI_API_KEY",)),
+    RealProvider("anthropic", "anthropic", "https://api.anthropic.com", "claude-haiku-4-5", ("ANTHROPIC_API_KEY",)),
+    RealProvider(
+        "gemini",
+        "gemini",
+        "https://generativelanguage.googleapis.com",
+        "gemini-2.5-flash-lite",
+        ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    ),
+)
+REAL_INTERVAL = "10m"  # 144 short probes a day per provider: cents, not dollars
+
+# Prices (USD per million tokens) so the compare page can show cost per probe.
+PRICES = {
+    "sim-openai/gpt-4o-mini": (0.15, 0.60),
+    "sim-openai/gpt-4o": (2.50, 10.00),
+    "sim-anthropic/claude-haiku-4-5": (1.00, 5.00),
+    "sim-anthropic/claude-sonnet-4-5": (3.00, 15.00),
+    "sim-gemini/gemini-2.5-flash": (0.30, 2.50),
+    "sim-gemini/gemini-2.5-pro": (1.25, 10.00),
+}
+
+
+def real_providers_in(env: Mapping[str, str]) -> list[tuple[RealProvider, str]]:
+    """(provider, name of the variable holding its key) for each key present."""
+    found = []
+    for provider in REAL_PROVIDERS:
+        var = next((v for v in provider.env_vars if env.get(v)), None)
+        if var is not None:
+            found.append((provider, var))
+    return found
+
+
+def sqlite_url(path: Path) -> str:
+    """An absolute SQLite URL; odd characters (spaces, `#`) percent-encoded, which SQLAlchemy decodes."""
+    return "sqlite:///" + quote(str(path.resolve()))
+
+
+def _q(value: object) -> str:
+    return json.dumps(value)
+
+
+def config_text(
+    *,
+    simulator_url: str,
+    database_url: str,
+    interval: str = "30s",
+    dashboard_url: str | None = None,
+    real: list[tuple[RealProvider, str]] | None = None,
+) -> str:
+    """The demo config; `simulator_url` is the simulator's root (`http://127.0.0.1:PORT`)."""
+    lines = [
+        "# Written by `firsttoken demo`: three simulated providers speaking their real wire",
+        "# protocols, two models and two regions each, a short and a long prompt.",
+        "# It is rewritten on every start (the simulator's port changes); copy it to start your own.",
+        f"database: {_q(database_url)}",
+        f"agent: {DEMO_AGENT}",
+        "",
+        "defaults:",
+        f"  interval: {interval}           # live probing; the backfilled history is spaced wider",
+        "  timeout: 30s",
+        "  ttft_timeout: 20s",
+        "",
+        "prompts:",
+        "  short:",
+        f"    messages: [{{role: user, content: {_q(SHORT_PROMPT)}}}]",
+        "    max_tokens: 64",
+        f"  rag-4k:                 # ~{LONG_PROMPT_TOKENS} tokens of passages: prefill makes TTFT grow",
+        f"    file: {LONG_PROMPT_FILE}",
+        "    max_tokens: 96",
+        "",
+        "providers:",
+    ]
+    for p in PROVIDERS:
+        base = PROTOCOL_BASE_PATH[p.protocol]
+        lines += [
+            f"  {p.name}:",
+            f"    protocol: {p.protocol}",
+            f"    api_key: {_q(SIM_API_KEY)}",
+            "    regions:",
+            *(f"      {region}: {_q(f'{simulator_url}/region/{region}{base}')}" for region in p.regions),
+            f"    models: [{', '.join(p.models)}]",
+        ]
+    for provider, var in real or []:
+        lines += [
+            f"  {provider.name}:                # real: {var} is set",
+            f"    protocol: {provider.protocol}",
+            f"    api_key: ${{{var}}}",
+            "    regions:",
+            f"      global: {_q(provider.base_url)}",
+            f"    models: [{provider.model}]",
+        ]
+    lines += [
+        "",
+        "checks:",
+        f"  - providers: [{', '.join(p.name for p in PROVIDERS)}]",
+        "    prompts: [short, rag-4k]",
+    ]
+    if real:
+        lines += [
+            f"  - providers: [{', '.join(p.name for p, _ in real)}]",
+            "    prompts: [short]              # the long prompt costs real money",
+            f"    interval: {REAL_INTERVAL}",
+        ]
+    lines += [
+        "",
+        "alerts:",
+        "  - name: ttft-regression          # a sustained shift against the series' own baseline",
+        "    metric: ttft_ms",
+        "    kind: regression",
+        "    min_change: 50%",
+        "    severity: page",
+        "  - name: error-rate",
+        "    metric: error_rate",
+        "    kind: threshold",
+        "    above: 20%",
+        "    window: 30m                    # holds 6 samples even at the history's 5-minute spacing",
+        "    severity: page",
+        "  - name: ttft-p90-slo",
+        "    metric: ttft_ms",
+        "    kind: threshold",
+        "    percentile: 90",
+        "    above: 8s",
+        "    window: 30m",
+        "    severity: ticket",
+        "",
+        "notifiers:",
+        "  - name: console                  # prints each firing and resolved alert",
+        "    type: log",
+        "",
+        "prices:                            # USD per million tokens (input, output)",
+        *(f"  {key}: {{input: {i}, output: {o}}}" for key, (i, o) in PRICES.items()),
+    ]
+    if dashboard_url:
+        lines += ["", f"dashboard_url: {_q(dashboard_url)}"]
+    return "\n".join(lines) + "\n"

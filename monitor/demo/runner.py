@@ -1,0 +1,271 @@
+"""`firsttoken demo` end to end: simulator, config, database, backfill, live service, dashboard.
+
+Order matters for the time to a live dashboard: Streamlit takes seconds to
+boot, so it starts before the backfill and boots while the history is being
+written; its address is announced once both are ready. Ctrl-C at any point
+stops what has started, in reverse order, and exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from monitor.demo import wiring
+from monitor.demo.backfill import Job, WorkerPool, auto_evaluate_every_s, auto_interval_s, backfill
+from monitor.demo.cast import PROVIDERS, long_prompt_text
+from monitor.demo.demo_config import DEMO_AGENT, LONG_PROMPT_FILE, config_text, real_providers_in, sqlite_url
+from monitor.demo.incidents import DemoSource, schedule
+from monitor.demo.progress import ProgressBar
+
+log = logging.getLogger(__name__)
+SIM_PROVIDERS = frozenset(p.name for p in PROVIDERS)
+DASHBOARD_BOOT_TIMEOUT_S = 120.0
+
+
+class Interrupted(Exception):
+    """Ctrl-C (or SIGTERM) before the live service took over its own signals."""
+
+
+@dataclass
+class DemoOptions:
+    backfill_s: float = 86400.0
+    backfill_interval_s: float | None = None  # None: auto_interval_s(backfill_s)
+    db_path: Path = Path("firsttoken-demo.db")
+    workdir: Path = Path("firsttoken-demo")
+    port: int = 8501
+    host: str = "127.0.0.1"
+    live_interval: str = "30s"
+    dashboard: bool = True
+    live: bool = True  # False: exit once the history is written
+    browser: bool = True
+    real_providers: bool = False
+    workers: int = field(default_factory=lambda: min(4, os.cpu_count() or 1))  # 0: backfill in this process
+    seed: int | None = None
+
+
+def say(text: str) -> None:
+    print(f"firsttoken demo: {text}", file=sys.stderr, flush=True)
+
+
+async def run_demo(options: DemoOptions, pool: WorkerPool | None = None) -> int:
+    from monitor.config import load_config
+    from monitor.simulator import Simulator
+
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signum, stop.set)
+
+    epoch_s = time.time()
+    incidents = schedule(epoch_s, options.backfill_s)
+    simulator = Simulator(source=DemoSource(incidents), seed=options.seed)
+    sim_port = await simulator.start("127.0.0.1", 0)
+    dashboard = None
+    try:
+        say(f"simulated providers on http://127.0.0.1:{sim_port} ({', '.join(sorted(SIM_PROVIDERS))})")
+        config_path = write_workdir(options, f"http://127.0.0.1:{sim_port}")
+        config = load_config(config_path)
+        real = sorted({t.provider for t in config.targets} - SIM_PROVIDERS)
+        if real:
+            say(f"also probing real providers every 10 minutes: {', '.join(real)}")
+        await asyncio.to_thread(migrate, config.database_url)
+        if options.dashboard:
+            log_path = config_path.parent / "dashboard.log"
+            dashboard = wiring.start_dashboard(
+                str(config_path), config.database_url, options.port, options.host, log_path
+            )
+        await fill_history(options, config, str(config_path), incidents, epoch_s, stop, pool)
+        if not options.live:
+            return 0
+        return await run_live(options, config, str(config_path), dashboard, stop)
+    except Interrupted:
+        say("interrupted; stopping")
+        return 0
+    finally:
+        if dashboard is not None:
+            await asyncio.to_thread(wiring.stop_dashboard, dashboard)
+        await simulator.stop()
+
+
+def write_workdir(options: DemoOptions, simulator_url: str) -> Path:
+    """The config and its long prompt; rewritten each start (the simulator's port changes)."""
+    workdir = options.workdir.resolve()
+    (workdir / LONG_PROMPT_FILE).parent.mkdir(parents=True, exist_ok=True)
+    (workdir / LONG_PROMPT_FILE).write_text(long_prompt_text(), encoding="utf-8")
+    real = real_providers_in(os.environ) if options.real_providers else []
+    dashboard_url = f"http://localhost:{options.port}" if options.dashboard else None
+    database_url = sqlite_url(options.db_path)
+    text = config_text(
+        simulator_url=simulator_url,
+        database_url=database_url,
+        interval=options.live_interval,
+        dashboard_url=dashboard_url,
+        real=real,
+    )
+    path = workdir / "firsttoken.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def migrate(database_url: str) -> None:
+    from monitor.storage import make_engine, upgrade
+
+    engine = make_engine(database_url)
+    try:
+        upgrade(engine)
+    finally:
+        engine.dispose()
+
+
+async def fill_history(options: DemoOptions, config, config_path: str, incidents, epoch_s: float, stop, pool) -> None:
+    """Backfill from the newest stored demo sample (or `backfill_s` ago) up to the epoch."""
+    from monitor.storage import SampleWriter, make_engine, rollup_hours
+    from monitor.storage.queries import recent_samples, sync_targets
+
+    targets = [t for t in config.targets if t.provider in SIM_PROVIDERS]
+    interval_s = options.backfill_interval_s or auto_interval_s(options.backfill_s)
+    engine = make_engine(config.database_url)
+    try:
+        start_s = epoch_s - options.backfill_s
+        newest = await asyncio.to_thread(
+            recent_samples, engine, since=datetime.fromtimestamp(start_s, UTC), limit=1, agent=DEMO_AGENT
+        )
+        if newest:
+            start_s = newest[-1].started_at.timestamp() + 1.0
+            say(f"continuing the history in {options.db_path} (newest sample {_ago(epoch_s - start_s)} ago)")
+        await asyncio.to_thread(sync_targets, engine, config.targets, datetime.fromtimestamp(start_s, UTC))
+        if epoch_s - start_s < interval_s:
+            return
+        job = Job(
+            config_path=config_path,
+            target_ids=tuple(t.id for t in targets),
+            incidents=tuple(incidents),
+            interval_s=interval_s,
+            agent=DEMO_AGENT,
+            seed=options.seed or 0,
+        )
+        label = (
+            f"backfilling {_ago(epoch_s - start_s)} of history ({len(targets)} targets every {interval_s / 60:g} min)"
+        )
+        bar = ProgressBar(label, 1)
+        evaluator = wiring.BackfillAlerts(engine, config, bar.message, epoch_s)
+        with tempfile.TemporaryDirectory(prefix="firsttoken-demo-spool-") as spool:
+            clock = wiring.SettableNow(start_s)
+            writer = SampleWriter(engine, spool, clock=clock.now)
+
+            def submit(sample) -> None:
+                clock.set(sample.started_at)
+                writer.submit(sample)
+
+            def progress(done: int, total: int) -> None:
+                bar.total = total
+                bar.update(done, f"{evaluator.fired} alerts fired, {evaluator.resolved} resolved")
+
+            t0 = time.monotonic()
+            try:
+                filling = asyncio.ensure_future(
+                    backfill(
+                        job,
+                        start_s=start_s,
+                        end_s=epoch_s,
+                        submit=submit,
+                        flush=writer.flush,
+                        evaluate=evaluator.evaluate,
+                        evaluate_every_s=auto_evaluate_every_s(epoch_s - start_s, interval_s),
+                        progress=progress,
+                        pool=pool,
+                    )
+                )
+                result = await _unless_stopped(filling, stop)
+                evaluator.finish(datetime.fromtimestamp(epoch_s, UTC))
+            except Interrupted:
+                bar.close()
+                raise
+            finally:
+                await asyncio.to_thread(writer.close)
+            bar.finish(f"{evaluator.fired} alerts fired, {evaluator.resolved} resolved")
+            first_hour = datetime.fromtimestamp(start_s, UTC)
+            await asyncio.to_thread(
+                rollup_hours, engine, first_hour, datetime.fromtimestamp(epoch_s, UTC) + timedelta(hours=1)
+            )
+        errors = ", ".join(f"{n} {kind}" for kind, n in sorted(result.errors.items())) or "none"
+        say(f"history ready: {result.probes} probes in {time.monotonic() - t0:.1f}s (errors: {errors})")
+    finally:
+        engine.dispose()
+
+
+async def run_live(options: DemoOptions, config, config_path: str, dashboard, stop) -> int:
+    from monitor.service import Service, ServiceOptions
+
+    if stop.is_set():
+        raise Interrupted
+    spool = tempfile.mkdtemp(prefix="firsttoken-demo-spool-")
+    service_options = ServiceOptions(
+        config_path, "127.0.0.1", 0, spool_dir=spool, shutdown_grace_s=2.0, leader_jobs=wiring.leader_jobs()
+    )
+    service = Service(service_options, config)
+    task = asyncio.create_task(service.run(), name="firsttoken-service")
+    # The service installs its own SIGINT/SIGTERM handlers; a signal that came
+    # before it did is passed on.
+    watcher = asyncio.create_task(_forward(stop, service))
+    try:
+        if dashboard is not None:
+            up = await wiring.wait_for_dashboard(dashboard, options.port, DASHBOARD_BOOT_TIMEOUT_S, task)
+            url = f"http://localhost:{options.port}"
+            if up:
+                print(f"firsttoken demo: dashboard on {url} (Ctrl-C stops everything)", flush=True)
+                if options.browser:
+                    wiring.open_browser(url)
+            elif not task.done():
+                log_path = Path(config_path).parent / "dashboard.log"
+                say(f"the dashboard did not come up on {url}; the service goes on without it. {log_path} ends:")
+                print(wiring.log_tail(log_path), file=sys.stderr)
+        else:
+            print("firsttoken demo: probing live (Ctrl-C stops everything)", flush=True)
+        return await task
+    finally:
+        watcher.cancel()
+        if not task.done():
+            service.stop()
+            await task
+        with contextlib.suppress(OSError):
+            for path in Path(spool).iterdir():
+                path.unlink()
+            Path(spool).rmdir()
+
+
+async def _unless_stopped(work: asyncio.Future, stop: asyncio.Event):
+    """`await work`, or cancel it and raise Interrupted as soon as `stop` is set."""
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({work, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+    if not work.done():
+        work.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await work
+        raise Interrupted
+    return work.result()
+
+
+async def _forward(stop: asyncio.Event, service) -> None:
+    await stop.wait()
+    service.stop()
+
+
+def _ago(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:.3g} h"
+    return f"{seconds / 60:.0f} min"

@@ -1,0 +1,77 @@
+"""The config `firsttoken demo` writes: a valid, ordinary config; real providers only by `${VAR}`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import make_url
+
+from monitor.config import load_config_text
+from monitor.demo.cast import MODELS, PROVIDERS, long_prompt_text
+from monitor.demo.demo_config import LONG_PROMPT_FILE, config_text, real_providers_in, sqlite_url
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    (tmp_path / LONG_PROMPT_FILE).parent.mkdir(parents=True)
+    (tmp_path / LONG_PROMPT_FILE).write_text(long_prompt_text())
+    return tmp_path
+
+
+def load(text: str, workdir: Path, env: dict[str, str] | None = None):
+    return load_config_text(text, base_dir=workdir, env=env or {})
+
+
+def test_the_cast_is_three_providers_two_models_two_regions_two_prompts(workdir):
+    text = config_text(simulator_url="http://127.0.0.1:4321", database_url="sqlite:////tmp/x.db")
+    config = load(text, workdir)
+    assert len(config.targets) == 24
+    assert {t.protocol for t in config.targets} == {"openai-chat", "anthropic", "gemini"}
+    for provider in PROVIDERS:
+        mine = [t for t in config.targets if t.provider == provider.name]
+        assert {t.region for t in mine} == set(provider.regions)
+        assert {t.model for t in mine} == set(provider.models)
+        assert {t.prompt for t in mine} == {"short", "rag-4k"}
+        for t in mine:
+            assert t.base_url.startswith(f"http://127.0.0.1:4321/region/{t.region}")
+    assert set(MODELS) == {t.model for t in config.targets}
+    assert {t.interval_s for t in config.targets} == {30.0}
+    assert [n.type for n in config.notifiers] == ["log"]
+    assert {r.name for r in config.alerts} == {"ttft-regression", "error-rate", "ttft-p90-slo"}
+    assert config.database_url == "sqlite:////tmp/x.db"
+
+
+def test_the_long_prompt_is_about_four_thousand_tokens_and_the_short_one_a_sentence(workdir):
+    config = load(config_text(simulator_url="http://h:1", database_url="sqlite:///d.db"), workdir)
+    long_chars = sum(len(m.content) for m in config.prompts["rag-4k"].messages)
+    short_chars = sum(len(m.content) for m in config.prompts["short"].messages)
+    assert 15_000 <= long_chars <= 17_000 and short_chars < 100
+
+
+def test_real_providers_join_only_for_keys_present_and_only_as_references(workdir):
+    env = {"OPENAI_API_KEY": "sk-live-SECRET-1", "GOOGLE_API_KEY": "AIza-SECRET-2", "ANTHROPIC_API_KEY": ""}
+    real = real_providers_in(env)
+    assert [(p.name, var) for p, var in real] == [("openai", "OPENAI_API_KEY"), ("gemini", "GOOGLE_API_KEY")]
+    text = config_text(simulator_url="http://h:1", database_url="sqlite:///d.db", real=real)
+    assert "SECRET" not in text and "${OPENAI_API_KEY}" in text and "${GOOGLE_API_KEY}" in text
+    config = load(text, workdir, env)
+    real_targets = [t for t in config.targets if not t.provider.startswith("sim-")]
+    assert sorted(t.id for t in real_targets) == [
+        "gemini/gemini-2.5-flash-lite@global:short",
+        "openai/gpt-4o-mini@global:short",
+    ]
+    assert {t.interval_s for t in real_targets} == {600.0}
+    assert "sk-live-SECRET-1" in config.secrets
+
+
+def test_gemini_prefers_its_own_variable():
+    real = real_providers_in({"GEMINI_API_KEY": "a", "GOOGLE_API_KEY": "b"})
+    assert [(p.name, var) for p, var in real] == [("gemini", "GEMINI_API_KEY")]
+    assert real_providers_in({}) == []
+
+
+def test_odd_paths_cannot_break_the_yaml_or_the_url(workdir):
+    path = workdir / 'my "demo": #1' / "demo.db"
+    config = load(config_text(simulator_url="http://h:1", database_url=sqlite_url(path)), workdir)
+    assert make_url(config.database_url).database == str(path)
