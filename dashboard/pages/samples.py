@@ -8,6 +8,12 @@ from dashboard import charts, data, ui
 from monitor.storage.queries.sampleviews import OUTCOMES, backtest_csv, full_csv
 
 METRICS = ("ttft_ms", "ttft_answer_ms", "total_ms", "tps")
+
+
+def _r(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
 LIMIT = 5_000
 
 ui.header("Samples", f"The raw probes of one target (the newest {LIMIT:,} in the range), as stored.")
@@ -60,11 +66,11 @@ st.dataframe(
             "started (UTC)": s.started_at.strftime("%Y-%m-%d %H:%M:%S"),
             "agent": s.agent,
             "outcome": "ok" if s.ok else s.error_kind,
-            "TTFT (ms)": s.ttft_ms,
-            "answer TTFT (ms)": s.ttft_answer_ms,
-            "total (ms)": s.total_ms,
+            "TTFT (ms)": _r(s.ttft_ms),
+            "answer TTFT (ms)": _r(s.ttft_answer_ms),
+            "total (ms)": _r(s.total_ms),
             "output tokens": s.output_tokens,
-            "TPS (tok/s)": s.tps,
+            "TPS (tok/s)": _r(s.tps),
             "HTTP": s.http_status,
             "error": s.error_message or "",
         }
