@@ -39,10 +39,12 @@ class _Lenient(Mapping[str, str]):
         self._env = env
 
     def __getitem__(self, key: str) -> str:
+        if key.startswith("FIRSTTOKEN_"):  # the loader's own overrides keep their meaning
+            return self._env[key]
         return self._env.get(key, "unset-in-dashboard")
 
     def __contains__(self, key: object) -> bool:
-        return True
+        return key in self._env or not str(key).startswith("FIRSTTOKEN_")
 
     def __iter__(self):
         return iter(self._env)
@@ -51,7 +53,7 @@ class _Lenient(Mapping[str, str]):
         return len(self._env)
 
     def get(self, key, default=None):
-        return self._env.get(key, "unset-in-dashboard")
+        return self[key] if key in self else default  # noqa: SIM401 (Mapping.get would recurse here)
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:

@@ -107,11 +107,16 @@ def wait_until_up(port: int, timeout_s: float = 30.0, host: str = DEFAULT_HOST) 
 
 
 def run(args: argparse.Namespace) -> int:
-    from monitor.commands.db import database_url_for
+    from dashboard.settings import ENV_CONFIG, load_settings
     from monitor.storage.db import redact_url
 
     config = getattr(args, "config", "firsttoken.yaml")
-    url = database_url_for(args)
+    # The dashboard's own URL (a read-only role) wins, then FIRSTTOKEN_DATABASE_URL, then the
+    # config; the config is read leniently: provider API keys need not be set for the dashboard.
+    settings = load_settings({**os.environ, ENV_CONFIG: config})
+    if settings.config_problem and os.path.exists(config):
+        print(f"firsttoken: {settings.config_problem}", file=sys.stderr)
+    url = settings.database_url
     port, host = getattr(args, "port", DEFAULT_PORT), getattr(args, "host", DEFAULT_HOST)
     process = start_dashboard(config if os.path.exists(config) else None, url, port, host)
     # SIGTERM (docker stop, kill) must run the `finally` below, or Streamlit outlives us.
