@@ -27,7 +27,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--db", default="firsttoken-demo.db", metavar="PATH", help="SQLite file (default ./firsttoken-demo.db)"
     )
-    p.add_argument("--workdir", default="firsttoken-demo", metavar="DIR", help="where the demo config is written")
+    p.add_argument(
+        "--workdir",
+        default="firsttoken-demo",
+        metavar="DIR",
+        help="where the demo config is written (default ./firsttoken-demo)",
+    )
     p.add_argument("--port", type=int, default=8501, help="dashboard port (default 8501)")
     p.add_argument("--host", default="127.0.0.1", help="dashboard address to listen on (default 127.0.0.1)")
     p.add_argument("--interval", default="30s", metavar="DURATION", help="live probe interval (default 30s)")
