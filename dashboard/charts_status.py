@@ -83,9 +83,11 @@ def overview_grid(cells: Sequence[GridCell]) -> go.Figure:
             )
         )
     fig.update_yaxes(autorange="reversed", title_text=None)
-    fig.update_xaxes(side="top", title_text="region")
-    fig.update_layout(plot_bgcolor="white")
-    return _layout(fig, height=max(220, 90 + 30 * len(rows)))
+    fig.update_xaxes(side="top", title_text=None)
+    fig = _layout(fig, height=max(220, 110 + 30 * len(rows)))
+    # The column labels sit on top: the colour legend goes below, where it hides nothing.
+    fig.update_layout(plot_bgcolor="white", legend=dict(orientation="h", yanchor="top", y=-0.02, x=0))
+    return fig
 
 
 def timeline_gantt(
