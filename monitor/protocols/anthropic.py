@@ -33,7 +33,6 @@ from monitor.protocols.base import (
     Finished,
     HttpRequest,
     ProbeRequest,
-    ProtocolViolation,
     ResponseInfo,
     StreamFailure,
     StreamParser,
@@ -46,7 +45,7 @@ from monitor.protocols.base import (
     json_body,
     register,
 )
-from monitor.protocols.sse import SSEDecoder, as_int, loads_json
+from monitor.protocols.sse import SSEStreamParser, as_int, loads_json
 from monitor.sample import ErrorKind
 
 DEFAULT_VERSION = "2023-06-01"
@@ -98,26 +97,11 @@ class Anthropic(WireProtocol):
         return error_message_from_body(status, body)
 
 
-class MessagesParser(StreamParser):
+class MessagesParser(SSEStreamParser):
     def __init__(self) -> None:
-        self._sse = SSEDecoder()
+        super().__init__()
         self._stop_reason: str | None = None
         self._done = False
-
-    def feed(self, data: bytes) -> list[Event]:
-        out: list[Event] = []
-        for ev in self._sse.feed(data):
-            self._on_event(ev.event, ev.data, out)
-        return out
-
-    def close(self) -> list[Event]:
-        out: list[Event] = []
-        try:
-            for ev in self._sse.close():
-                self._on_event(ev.event, ev.data, out)
-        except ProtocolViolation:
-            pass  # a tail cut mid-event is a cut-off body: the missing terminal reports `truncated`
-        return out
 
     def _on_event(self, name: str, data: str, out: list[Event]) -> None:
         if self._done:

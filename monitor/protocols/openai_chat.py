@@ -20,7 +20,6 @@ from monitor.protocols.base import (
     Finished,
     HttpRequest,
     ProbeRequest,
-    ProtocolViolation,
     ResponseInfo,
     StreamFailure,
     StreamParser,
@@ -32,7 +31,7 @@ from monitor.protocols.base import (
     json_body,
     register,
 )
-from monitor.protocols.sse import SSEDecoder, as_int, loads_json
+from monitor.protocols.sse import SSEStreamParser, as_int, loads_json
 from monitor.sample import ErrorKind
 
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
@@ -81,35 +80,26 @@ class OpenAIChat(WireProtocol):
         return errors
 
 
-class ChatCompletionsParser(StreamParser):
+class ChatCompletionsParser(SSEStreamParser):
     """Chat-completion chunks to events. Shared with `azure-openai`."""
 
     def __init__(self) -> None:
-        self._sse = SSEDecoder()
+        super().__init__()
         self._model_seen = False
         self._finish_reason: str | None = None
         self._done = False
         # Inline <think> handling: None = undecided, True = inside, False = answer.
         self._in_think: bool | None = None
 
-    def feed(self, data: bytes) -> list[Event]:
-        out: list[Event] = []
-        for ev in self._sse.feed(data):
-            self._on_data(ev.data, out)
-        return out
-
-    def close(self) -> list[Event]:
-        out: list[Event] = []
-        try:
-            for ev in self._sse.close():
-                self._on_data(ev.data, out)
-        except ProtocolViolation:
-            pass  # a body cut off mid-event is truncated, not malformed
+    def _on_close(self) -> list[Event]:
         # Some hosts (and some Azure deployments) end the body cleanly after
         # the finish chunk without `[DONE]`: the model did finish.
         if not self._done and self._finish_reason is not None:
-            out.append(Finished(self._finish_reason))
-        return out
+            return [Finished(self._finish_reason)]
+        return []
+
+    def _on_event(self, name: str, data: str, out: list[Event]) -> None:
+        self._on_data(data, out)
 
     def _on_data(self, data: str, out: list[Event]) -> None:
         if self._done:

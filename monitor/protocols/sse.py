@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from monitor.protocols.base import ProtocolViolation
+from monitor.protocols.base import Event, ProtocolViolation, StreamParser
 
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: far above any real event, far below trouble
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
@@ -140,3 +140,37 @@ def as_int(value: Any) -> int | None:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return None
+
+
+class SSEStreamParser(StreamParser):
+    """A parser whose events arrive as SSE: subclasses handle one event at a time.
+
+    A body cut off mid-event is truncated, not malformed: the unterminated
+    tail is dropped and the missing terminal event reports `truncated`.
+    """
+
+    def __init__(self) -> None:
+        self._sse = SSEDecoder()
+
+    def feed(self, data: bytes) -> list[Event]:
+        out: list[Event] = []
+        for ev in self._sse.feed(data):
+            self._on_event(ev.event, ev.data, out)
+        return out
+
+    def close(self) -> list[Event]:
+        out: list[Event] = []
+        try:
+            for ev in self._sse.close():
+                self._on_event(ev.event, ev.data, out)
+        except ProtocolViolation:
+            pass
+        out.extend(self._on_close())
+        return out
+
+    def _on_event(self, name: str, data: str, out: list[Event]) -> None:
+        raise NotImplementedError
+
+    def _on_close(self) -> list[Event]:
+        """Events the end of the body implies (none by default)."""
+        return []
