@@ -5,6 +5,7 @@ Redraws are rate-limited, so a fast loop spends its time working, not printing.
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from typing import TextIO
@@ -32,7 +33,9 @@ class ProgressBar:
             if now - self._drawn_at < REDRAW_S and done < self.total:
                 return
             self._drawn_at = now
-            self.stream.write("\r" + self._line(done, percent, note) + "\x1b[K")
+            # A line wider than the terminal wraps, and `\r` then redraws only its last row.
+            width = shutil.get_terminal_size().columns - 1
+            self.stream.write("\r" + self._line(done, percent, note)[:width] + "\x1b[K")
             self._open = True
         elif percent // LOG_EVERY_PERCENT > self._logged_percent // LOG_EVERY_PERCENT or done >= self.total:
             if percent == self._logged_percent:

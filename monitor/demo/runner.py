@@ -155,9 +155,8 @@ async def fill_history(options: DemoOptions, config, config_path: str, incidents
             agent=DEMO_AGENT,
             seed=options.seed or 0,
         )
-        label = (
-            f"backfilling {_ago(epoch_s - start_s)} of history ({len(targets)} targets every {interval_s / 60:g} min)"
-        )
+        say(f"backfilling {_ago(epoch_s - start_s)} of history: {len(targets)} targets every {interval_s / 60:g} min")
+        label = "backfilling"
         bar = ProgressBar(label, 1)
         evaluator = wiring.BackfillAlerts(engine, config, bar.message, epoch_s)
         with tempfile.TemporaryDirectory(prefix="firsttoken-demo-spool-") as spool:
@@ -170,7 +169,7 @@ async def fill_history(options: DemoOptions, config, config_path: str, incidents
 
             def progress(done: int, total: int) -> None:
                 bar.total = total
-                bar.update(done, f"{evaluator.fired} alerts fired, {evaluator.resolved} resolved")
+                bar.update(done, f"alerts: {evaluator.fired} fired, {evaluator.resolved} resolved")
 
             t0 = time.monotonic()
             try:
@@ -194,7 +193,7 @@ async def fill_history(options: DemoOptions, config, config_path: str, incidents
                 raise
             finally:
                 await asyncio.to_thread(writer.close)
-            bar.finish(f"{evaluator.fired} alerts fired, {evaluator.resolved} resolved")
+            bar.finish(f"alerts: {evaluator.fired} fired, {evaluator.resolved} resolved")
             first_hour = datetime.fromtimestamp(start_s, UTC)
             await asyncio.to_thread(
                 rollup_hours, engine, first_hour, datetime.fromtimestamp(epoch_s, UTC) + timedelta(hours=1)
