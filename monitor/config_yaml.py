@@ -83,8 +83,11 @@ def _one_line(text: str) -> str:
 
 
 def is_secret_name(name: str) -> bool:
-    upper = name.upper()
-    return any(word in upper for word in SECRET_NAME_WORDS)
+    """A variable named like a secret: one of its `_`-separated words is a
+    secret word (`OPENAI_API_KEY`, `APIKEY`, `DB_PASSWORDS`). `FIRSTTOKEN_AGENT`
+    is not one just because "TOKEN" hides inside "FIRSTTOKEN"."""
+    words = set(name.upper().split("_"))
+    return any({secret, secret + "S", "API" + secret} & words for secret in SECRET_NAME_WORDS)
 
 
 def interpolate(r: Reader, tree: Any, env: Mapping[str, str]) -> Any:

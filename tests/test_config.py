@@ -827,3 +827,11 @@ def test_fuzz_one_node_of_the_design_example(fuzz_dir, where, garbage):
         node = node[step]
     node[where[-1]] = garbage
     _assert_only_config_errors(yaml.safe_dump(tree), fuzz_dir, {**DESIGN_ENV, "X": "1"})
+
+
+def test_firsttoken_variables_are_not_secrets_by_name():
+    # "TOKEN" hides inside "FIRSTTOKEN": a regression turned every agent name into ***.
+    from monitor.config_yaml import is_secret_name
+
+    assert not is_secret_name("FIRSTTOKEN_AGENT") and not is_secret_name("FIRSTTOKEN_DATABASE_URL")
+    assert all(is_secret_name(n) for n in ("OPENAI_API_KEY", "APIKEY", "GITHUB_TOKEN", "WEBHOOK_SECRET", "DB_PASSWORD"))
