@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: install
-	$(BIN)/firsttoken demo
+	$(BIN)/firsttoken demo $(DEMO_ARGS)
 
 lint: install
 	$(BIN)/ruff check monitor dashboard tests benchmarks migrations
