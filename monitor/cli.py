@@ -96,5 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if debug:
             raise
-        print(f"firsttoken: {type(exc).__name__}: {exc}", file=sys.stderr)
+        # One line: SQLAlchemy and psycopg messages go on with hints and links.
+        lines = str(exc).strip().splitlines()
+        print(f"firsttoken: {type(exc).__name__}: {lines[0] if lines else ''}", file=sys.stderr)
         return EXIT_FAILURE

@@ -254,7 +254,28 @@ def _database_url(r: Reader, top: Mapping[str, Any], env: Mapping[str, str]) -> 
             path, f"not a database URL (like sqlite:///firsttoken.db or postgresql+psycopg://...), got {r.show(url)}"
         )
         return DEFAULT_DATABASE_URL
+    problem = _database_url_problem(url.strip())
+    if problem:
+        r.error(path, problem)  # without the URL: it may hold a password
+        return DEFAULT_DATABASE_URL
     return r.keep(url.strip())
+
+
+def _database_url_problem(url: str) -> str | None:
+    """What the storage layer would refuse at start-up, found now (and without importing SQLAlchemy)."""
+    backend = url.split("://", 1)[0].split("+", 1)[0].lower()
+    if backend not in ("sqlite", "postgres", "postgresql"):
+        return f"unsupported database {backend!r}: use postgresql+psycopg://… or sqlite:///path"
+    if backend == "sqlite":
+        return None
+    try:
+        host_port = urlsplit(url).netloc.rpartition("@")[2]
+    except ValueError:  # e.g. an unclosed [ of an IPv6 host
+        return "not a database URL: the host cannot be parsed"
+    port = host_port.rpartition("]")[2] if host_port.startswith("[") else host_port
+    if ":" in port and not (port.rpartition(":")[2].isdigit() and int(port.rpartition(":")[2]) <= 65535):
+        return "not a database URL: the port must be a number up to 65535"
+    return None
 
 
 def _agent(r: Reader, top: Mapping[str, Any], env: Mapping[str, str]) -> str:

@@ -12,6 +12,9 @@ import os
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
+
+from monitor.errors import ConfigurationError
 
 DEFAULT_DATABASE_URL = "sqlite:///firsttoken.db"
 ENV_DATABASE_URL = "FIRSTTOKEN_DATABASE_URL"
@@ -23,14 +26,26 @@ class SchemaError(RuntimeError):
     """The database is not at the schema this code needs (one-line message)."""
 
 
+class DatabaseURLError(ConfigurationError, ValueError):
+    """A database URL firsttoken cannot use: bad configuration, exit 2, one line."""
+
+
 def normalize_url(url: str | URL) -> URL:
     """`postgres://` and `postgresql://` (psycopg2 by default) become psycopg 3."""
-    parsed = make_url(url) if isinstance(url, str) else url
+    try:
+        parsed = make_url(url) if isinstance(url, str) else url
+    except (ValueError, ArgumentError):
+        # Not SQLAlchemy's text ("invalid literal for int()"), and never the URL: it may hold a password.
+        raise DatabaseURLError(["database URL: cannot be parsed (check the host, port and quoting)"]) from None
+    if parsed.port is not None and not 0 < parsed.port <= 65535:
+        raise DatabaseURLError(["database URL: the port must be a number up to 65535"])
     backend = parsed.get_backend_name()
     if backend in ("postgres", "postgresql"):
         parsed = parsed.set(drivername="postgresql+psycopg")
     elif backend != "sqlite":
-        raise ValueError(f"unsupported database {backend!r}: use postgresql+psycopg://… or sqlite:///path")
+        raise DatabaseURLError(
+            [f"database URL: unsupported database {backend!r}: use postgresql+psycopg://… or sqlite:///path"]
+        )
     return parsed
 
 
