@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
-
 from monitor.alerts.engine import AlertEngine, alert_jobs
 from monitor.alerts.outbox import OutboxDelivery
+from monitor.cli import build_parser
 from monitor.commands import run as run_command
 from monitor.storage import migrate
 from monitor.storage.db import make_engine
@@ -37,6 +36,9 @@ def test_firsttoken_run_hands_the_alert_jobs_to_the_service(tmp_path, monkeypatc
 
     monkeypatch.delenv("FIRSTTOKEN_DATABASE_URL", raising=False)
     monkeypatch.setattr(run_command, "Service", FakeService)
-    args = argparse.Namespace(config=str(config), listen="127.0.0.1:0", spool_dir=str(tmp_path / "spool"))
+    # Through the real parser, so a new `run` option cannot leave this test behind.
+    args = build_parser().parse_args(
+        ["run", "--config", str(config), "--listen", "127.0.0.1:0", "--spool-dir", str(tmp_path / "spool")]
+    )
     assert run_command.run(args) == 0
     assert {"alerts.evaluate", "alerts.deliver"} <= set(seen["jobs"])
