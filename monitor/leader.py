@@ -37,6 +37,9 @@ class LeaderElection:
                 self._conn = self._engine.connect()
             if self.is_leader:
                 self._conn.execute(text("SELECT 1"))  # still connected: still holding the lock
+                # Never left "idle in transaction": an idle_in_transaction_session_timeout
+                # would end the session, and the lock (leadership) with it.
+                self._conn.commit()
             else:
                 got = self._conn.execute(text("SELECT pg_try_advisory_lock(:key)"), {"key": LOCK_KEY}).scalar()
                 self._conn.commit()

@@ -55,3 +55,22 @@ def test_released_lock_is_taken_by_the_next_poll(pg_database):
 def test_sqlite_is_always_its_own_leader(tmp_path):
     election = LeaderElection(make_engine(f"sqlite:///{tmp_path / 'x.db'}"))
     assert election.is_leader and election.poll()
+
+
+def test_the_leader_holds_no_open_transaction(pg_server):
+    # Regression: the keep-alive `SELECT 1` was never committed, so the leader sat
+    # "idle in transaction" for as long as it led; a server with
+    # idle_in_transaction_session_timeout (common on managed Postgres) killed the
+    # session, and leadership flapped with it.
+    name = pg_server.create_database()
+    with pg_server.admin() as conn:
+        conn.execute(f"ALTER DATABASE \"{name}\" SET idle_in_transaction_session_timeout = '500ms'")
+    election = LeaderElection(make_engine(pg_url(name)))
+    try:
+        assert election.poll()
+        for _ in range(3):
+            assert election.poll(), "lost leadership to the idle-in-transaction timeout"
+            time.sleep(1)
+        assert election.poll()
+    finally:
+        election.release()
