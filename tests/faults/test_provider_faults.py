@@ -69,6 +69,13 @@ def service(tmp_path, simulator):
                 simulator, [fault_model(f) for f in FAULT_KINDS], region="storm", api_key="sk-faulty-provider-key"
             ),
             "storm": sim_provider(simulator, STORM, region="storm429", api_key="sk-storm-provider-key"),
+            # No server at all: a closed port, and a host that does not resolve.
+            "gone": {
+                "protocol": "openai-chat",
+                "api_key": "sk-gone-provider-key",
+                "regions": {"refused": "http://127.0.0.1:9/v1", "nxdomain": "http://firsttoken-test.invalid/v1"},
+                "models": ["m"],
+            },
         },
         interval=f"{INTERVAL_S:g}s",
         # Room for every fault target at once: the caps are tested elsewhere, here
@@ -110,6 +117,10 @@ def test_every_fault_at_once_leaves_healthy_targets_on_schedule(service):
         seen = kinds[f"faulty/{fault_model(fault)}@storm:short"]
         seen.pop("cancelled", None)  # a probe in flight at SIGTERM
         assert set(seen) == {kind}, (fault, seen)
+    for region in ("refused", "nxdomain"):
+        seen = kinds[f"gone/m@{region}:short"]
+        seen.pop("cancelled", None)
+        assert set(seen) == {"connect"} and seen["connect"] >= RUN_S / INTERVAL_S / 2, (region, seen)
     storm_kinds = Counter()
     for model in STORM:
         storm_kinds.update(kinds[f"storm/{model}@storm429:short"])
@@ -130,7 +141,7 @@ def test_every_fault_at_once_leaves_healthy_targets_on_schedule(service):
     # Nothing leaks while faults repeat dozens of times: connections are bounded
     # by the lanes (one per probe in flight at the peak, reused after), every
     # other descriptor and the tasks beyond those in flight stay flat.
-    n_targets = len(HEALTHY) + len(FAULT_KINDS) + len(STORM)
+    n_targets = len(HEALTHY) + len(FAULT_KINDS) + len(STORM) + 2
     lanes = end_health["http_lanes"]
     assert lanes <= n_targets, end_health
     assert end.tcp_sockets <= lanes + 1, (end, lanes)  # + the /metrics listener
