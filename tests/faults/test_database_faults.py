@@ -214,3 +214,32 @@ def test_a_migration_while_two_agents_run(tmp_path, ledger_sim, pg_server):
     ids = stored_ids(database)
     assert max(ids.values()) == 1
     assert set(ids) == set(served(log))
+
+
+def test_stopped_during_an_outage_the_next_start_replays_the_spool(tmp_path, ledger_sim, pg_server):
+    sim, log = ledger_sim
+    name, database, config = setup_service(tmp_path, sim, pg_server)
+    migrate_cli(config)
+    svc = start(tmp_path, config, "db-faults")
+    wait_for(lambda: (svc.health() or {}).get("last_write_at"), 30, "the first write")
+    pg_server.set_allow_connections(name, False)
+    try:
+        wait_for(lambda: (svc.health() or {}).get("spool_bytes", 0) > 0, 30, "samples in the spool")
+        stopping = time.monotonic()
+        code = svc.stop()
+        stop_s = time.monotonic() - stopping
+    finally:
+        pg_server.set_allow_connections(name, True)
+    assert code == 0 and not svc.crash_lines(), svc.log()[-3000:]
+    # Inside a container's stop timeout (Docker: 10 s), or what is queued in memory dies with a SIGKILL.
+    assert stop_s < 10, stop_s
+    assert any((tmp_path / "spool-db-faults").glob("*.jsonl"))
+    again = start(tmp_path, config, "db-faults")
+    try:
+        wait_for(lambda: (h := again.health()) and h["spool_bytes"] == 0 and h["queue_depth"] == 0, 60, "replay")
+    finally:
+        assert again.stop() == 0
+    assert not again.crash_lines(), again.log()[-3000:]
+    ids = stored_ids(database)
+    assert max(ids.values()) == 1
+    assert set(ids) == set(served(log))
