@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, make_server
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, make_wsgi_app
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import ThreadingWSGIServer
 
+from monitor.metrics_series import SeriesHistogram
 from monitor.sample import Sample
 
 log = logging.getLogger(__name__)
@@ -33,22 +34,16 @@ class ProbeMetrics:
         self.registry = registry or CollectorRegistry()
         r = self.registry
         self.probes = Counter("firsttoken_probes", "Probes by outcome", (*LABELS, "outcome", "error_kind"), registry=r)
-        self.ttft = Histogram(
-            "firsttoken_ttft_seconds", "Time to first token", LABELS, buckets=TTFT_BUCKETS_S, registry=r
+        # Per target: rendered by SeriesHistogram, which keeps a scrape cheap at thousands of targets.
+        self.ttft = SeriesHistogram("firsttoken_ttft_seconds", "Time to first token", LABELS, TTFT_BUCKETS_S)
+        self.ttft_answer = SeriesHistogram(
+            "firsttoken_ttft_answer_seconds", "Time to first answer token", LABELS, TTFT_BUCKETS_S
         )
-        self.ttft_answer = Histogram(
-            "firsttoken_ttft_answer_seconds", "Time to first answer token", LABELS, buckets=TTFT_BUCKETS_S, registry=r
+        self.total = SeriesHistogram("firsttoken_total_seconds", "Time to the terminal event", LABELS, TTFT_BUCKETS_S)
+        self.tps = SeriesHistogram(
+            "firsttoken_decode_tokens_per_second", "Decode speed, TTFT excluded", LABELS, TPS_BUCKETS
         )
-        self.total = Histogram(
-            "firsttoken_total_seconds", "Time to the terminal event", LABELS, buckets=TTFT_BUCKETS_S, registry=r
-        )
-        self.tps = Histogram(
-            "firsttoken_decode_tokens_per_second",
-            "Decode speed, TTFT excluded",
-            LABELS,
-            buckets=TPS_BUCKETS,
-            registry=r,
-        )
+        self.series = (self.ttft, self.ttft_answer, self.total, self.tps)
         self.sched_lag = Histogram(
             "firsttoken_sched_lag_seconds",
             "Probe start lateness against schedule",
@@ -74,13 +69,17 @@ class ProbeMetrics:
         if not sample.ok:
             return  # failures count in availability, never in latency
         if sample.ttft_ms is not None:
-            self.ttft.labels(*labels).observe(sample.ttft_ms / 1000)
+            self.ttft.observe(labels, sample.ttft_ms / 1000)
         if sample.ttft_answer_ms is not None:
-            self.ttft_answer.labels(*labels).observe(sample.ttft_answer_ms / 1000)
+            self.ttft_answer.observe(labels, sample.ttft_answer_ms / 1000)
         if sample.total_ms is not None:
-            self.total.labels(*labels).observe(sample.total_ms / 1000)
+            self.total.observe(labels, sample.total_ms / 1000)
         if sample.tps is not None:
-            self.tps.labels(*labels).observe(sample.tps)
+            self.tps.observe(labels, sample.tps)
+
+    def exposition(self) -> bytes:
+        """The /metrics body: prometheus_client's families, then the per-target histograms."""
+        return generate_latest(self.registry) + "".join(h.render() for h in self.series).encode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,13 +96,13 @@ class _QuietHandler(WSGIRequestHandler):
 class StatusServer:
     """Serves /metrics and /healthz from a daemon thread."""
 
-    def __init__(self, host: str, port: int, registry: CollectorRegistry, health: Callable[[], Health]) -> None:
-        metrics_app = make_wsgi_app(registry)
-
+    def __init__(self, host: str, port: int, metrics: Callable[[], bytes], health: Callable[[], Health]) -> None:
         def app(environ, start_response):
             path = environ.get("PATH_INFO", "")
             if path == "/metrics":
-                return metrics_app(environ, start_response)
+                body = metrics()
+                start_response("200 OK", [("Content-Type", CONTENT_TYPE_LATEST), ("Content-Length", str(len(body)))])
+                return [body]
             if path in ("/healthz", "/health"):
                 result = health()
                 body = json.dumps({"ok": result.ok, **result.detail}, default=str).encode()

@@ -106,7 +106,7 @@ class Service:
         warm_up_tokenizer()
         await warm_up()
         self.status = StatusServer(
-            self.options.listen_host, self.options.listen_port, self.metrics.registry, self.health
+            self.options.listen_host, self.options.listen_port, self.metrics.exposition, self.health
         )
         self.status.start()
         targets = self.config.targets_for_agent(self.config.agent)
