@@ -30,11 +30,13 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -121,6 +123,8 @@ class SoakResult:
     slow_polls: list = field(default_factory=list)  # (minute, path, ms) of answers over 250 ms
     spool_peak_bytes: int = 0
     dropped_samples: int = 0
+    pages: int = 0  # webhook deliveries accepted
+    duplicate_pages: int = 0  # a delivery accepted more than once
     crash_lines: int = 0
     exit_code: int | None = None
     log_path: str = ""
@@ -131,7 +135,7 @@ def say(options: SoakOptions, text: str) -> None:
         print(f"[soak {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
 
 
-def build_config(sim_url: str, options: SoakOptions, database: str) -> tuple[dict, list[str]]:
+def build_config(sim_url: str, options: SoakOptions, database: str, pages_url: str) -> tuple[dict, list[str]]:
     """PROVIDERS × REGIONS × models ≥ targets; returns the config and its target ids."""
     per_route = math.ceil(options.targets / (PROVIDERS * REGIONS))
     faulty = math.ceil(per_route * options.fault_share)
@@ -155,6 +159,19 @@ def build_config(sim_url: str, options: SoakOptions, database: str) -> tuple[dic
         },
         "providers": providers,
         "checks": [{"providers": sorted(providers), "prompts": ["short"]}],
+        # The faulty targets page; the outage in the middle must not make them page twice.
+        "alerts": [
+            {
+                "name": "errors",
+                "metric": "error_rate",
+                "kind": "threshold",
+                "above": "50%",
+                "window": "5m",
+                "min_samples": 2,  # pages within the 3-minute test's run too
+                "severity": "page",
+            },
+        ],
+        "notifiers": [{"name": "pages", "type": "webhook", "url": pages_url}],
     }
     return config, sorted(ids)
 
@@ -168,6 +185,32 @@ def expected_runs(ids: list[str], interval_s: float, start_s: float, stop_s: flo
         last = math.ceil((stop_s - offset) / interval_s)  # exclusive
         total += max(0, last - first)
     return total
+
+
+class PageReceiver:
+    """The soak's webhook: counts pages, and repeats of one delivery (a duplicate page)."""
+
+    def __init__(self) -> None:
+        self.deliveries: Counter = Counter()  # X-Firsttoken-Delivery -> times accepted
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                owner.deliveries[self.headers.get("X-Firsttoken-Delivery")] += 1
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/page"
+        threading.Thread(target=self.server.serve_forever, args=(0.1,), daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def free_port() -> int:
@@ -220,8 +263,14 @@ def run_soak(options: SoakOptions) -> SoakResult:
             database = f"sqlite:///{work / 'soak.db'}"
         truth_log = work / "truth.jsonl"
         try:
-            with SimulatorProcess(truth_log=truth_log) as sim:
-                ids, start_s, stop_s = _soak(options, result, work, sim, database, pg_name)
+            pages = PageReceiver()
+            try:
+                with SimulatorProcess(truth_log=truth_log) as sim:
+                    ids, start_s, stop_s = _soak(options, result, work, sim, pages, database, pg_name)
+            finally:
+                pages.close()
+            result.pages = sum(pages.deliveries.values())
+            result.duplicate_pages = sum(n - 1 for n in pages.deliveries.values())
             _tally(options, result, database, truth_log, ids, start_s, stop_s)
         finally:
             if pg_name:
@@ -232,10 +281,10 @@ def run_soak(options: SoakOptions) -> SoakResult:
 
 
 def _soak(
-    options: SoakOptions, result: SoakResult, work: Path, sim, database: str, pg_name: str | None
+    options: SoakOptions, result: SoakResult, work: Path, sim, pages, database: str, pg_name: str | None
 ) -> tuple[list[str], float, float]:
     """Run the service for the soak; (target ids, scheduling start, SIGTERM time) in epoch seconds."""
-    config_tree, ids = build_config(sim.base_url, options, database)
+    config_tree, ids = build_config(sim.base_url, options, database, pages.url)
     config = work / "firsttoken.yaml"
     config.write_text(json.dumps(config_tree))
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -371,6 +420,7 @@ def table(result: SoakResult) -> str:
         ("/healthz polls, failed answers", f"{result.polls} ({result.poll_failures} failed, {result.unhealthy_polls} healthz 503)"),
         ("slowest /healthz, /metrics answer", f"{result.healthz_max_ms:.0f} ms, {result.metrics_max_ms:.0f} ms"),
         ("spool peak / samples dropped", f"{result.spool_peak_bytes} B / {result.dropped_samples}"),
+        ("pages delivered / duplicated", f"{result.pages} / {result.duplicate_pages}"),
         ("unhandled exceptions in the log", str(result.crash_lines)),
         ("exit code after SIGTERM", str(result.exit_code)),
         ("outcomes", ", ".join(f"{k} {v}" for k, v in result.errors_by_kind.items())),
