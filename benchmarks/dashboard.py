@@ -11,7 +11,7 @@ binary COPY per day partition, rollups built by the service's own
 before every run, so every figure is a cold read) and the naive query: the same
 answer computed by `percentile_cont` over raw samples. Prints a markdown table.
 At full size (200 targets x 30 days x 1/min = 8.6 M samples) seeding takes
-about 7 minutes on 2 cores; `--keep` leaves the database for `--reuse`.
+76 s on 2 quiet cores (8.5 minutes under load); `--keep` leaves the database for `--reuse`.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ import streamlit as st
 from sqlalchemy import Engine
 
 from dashboard.settings import Settings, load_settings
+from monitor.gcpause import gc_paused
 from monitor.storage.queries import alertviews, compare, dashfetch, health, overview, sampleviews, trends
 from monitor.storage.queries.agents import AgentInfo, list_agents
 
@@ -63,7 +64,8 @@ def _one_line(exc: BaseException) -> str:
 
 def guarded(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     try:
-        return fn(*args, **kwargs)
+        with gc_paused():  # bulk rows, no cycles: see monitor.gcpause
+            return fn(*args, **kwargs)
     except Unavailable:
         raise
     except Exception as exc:  # any driver or SQL error: the page says so in one line

@@ -43,7 +43,7 @@ from monitor.alerts.records import AlertRecord, Change, RuleView
 from monitor.alerts.scope import Scope
 from monitor.alerts.silences import active_silences
 from monitor.alerts.store import apply_changes, group_resolutions, load_live
-from monitor.storage.agents import unhealthy_agents
+from monitor.storage.queries.agents import unhealthy_agents
 
 log = logging.getLogger(__name__)
 

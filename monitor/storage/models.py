@@ -218,11 +218,28 @@ class Silence(Base):
     created_at: Mapped[datetime]
 
 
+# What `queries.health.period_grid` reads of a rollup row besides `hour` (migration 0003).
+HOUR_COVERING_COLUMNS = (
+    "target",
+    "agent",
+    "samples",
+    "ok_count",
+    "error_counts",
+    "ttft_ms_sum",
+    "ttft_ms_count",
+    "ttft_ms_max",
+)
+
+
 class RollupHourly(Base):
     """One row per (target, agent, hour). Histograms hold only ok samples (DESIGN §1)."""
 
     __tablename__ = "rollups_hourly"
-    __table_args__ = (Index(None, "hour"),)
+    __table_args__ = (
+        # Covering on PostgreSQL: the Health and Timeline pages sum these columns over every
+        # target's hours; an index-only scan skips the wide histogram JSON of each row.
+        Index(None, "hour", postgresql_include=list(HOUR_COVERING_COLUMNS)),
+    )
 
     target: Mapped[str] = mapped_column(Text, primary_key=True)
     hour: Mapped[datetime] = mapped_column(primary_key=True)

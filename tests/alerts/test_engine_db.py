@@ -10,9 +10,9 @@ from monitor.alerts import checkpoints
 from monitor.alerts.engine import AlertEngine, EngineOptions
 from monitor.alerts.grouping import GroupPolicy
 from monitor.alerts.silences import add_silence
-from monitor.storage.agents import record_heartbeat
 from monitor.storage.models import Alert, DetectorState, NotificationOutbox
 from monitor.storage.queries import insert_samples
+from monitor.storage.queries.agents import heartbeat_agent
 
 from .conftest import make_config
 from .helpers import T0, config_spec, sample, series
@@ -111,8 +111,8 @@ def test_hold_groups_targets_that_fire_a_round_apart(db, tmp_path):
 
 def test_samples_from_an_unhealthy_agent_raise_nothing(db, tmp_path):
     config = make_config(config_spec(models=("m0",)), tmp_path)
-    record_heartbeat(db, "cut-off", healthy=False, version="t", now=T0)
-    record_heartbeat(db, "a1", healthy=True, version="t", now=T0)
+    heartbeat_agent(db, "cut-off", healthy=False, version="t", now=T0)
+    heartbeat_agent(db, "a1", healthy=True, version="t", now=T0)
     insert_samples(db, shifted(M0, high=9000.0, during=12, after=0)[:6])
     bad = [sample(M0, T0 + timedelta(seconds=55 + 10 * i), 9000.0, agent="cut-off") for i in range(10)]
     good = [sample(M0, T0 + timedelta(seconds=60 + 10 * i), 100.0, agent="a1") for i in range(10)]

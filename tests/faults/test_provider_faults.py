@@ -49,7 +49,7 @@ HEALTHY = [f"sim:ttft=30:itl=2:tokens=8:jitter=0:output_tokens={8 + i}" for i in
 # A 429 storm: many targets of one provider answering mostly 429, some 500/503.
 STORM = [f"sim:ttft=5:tokens=4:fault=rate_limited:fault_p=0.9:errors=0.1:output_tokens={4 + i}" for i in range(12)]
 RUN_S = 75  # long enough for every slow fault to repeat several times
-WARM_S = 20  # resources measured from here (imports, lanes and caches settled)
+WARM_SAMPLES = 3  # resources are measured from when every target has this many samples
 INTERVAL_S = 1.0
 
 
@@ -90,7 +90,13 @@ def service(tmp_path, simulator):
 def test_every_fault_at_once_leaves_healthy_targets_on_schedule(service):
     svc, db = service
     started = time.monotonic()
-    wait_for(lambda: time.monotonic() - started > WARM_S, WARM_S + 5, "warm-up")
+    n_targets = len(HEALTHY) + len(FAULT_KINDS) + len(STORM) + 2
+
+    def every_fault_repeated() -> bool:  # lanes, caches and imports have settled by then
+        counts = Counter(s["target"] for s in stored_samples(db))
+        return len(counts) == n_targets and min(counts.values()) >= WARM_SAMPLES
+
+    wait_for(every_fault_repeated, 40, f"{WARM_SAMPLES} samples of every target")
     warm = svc.resources()
     warm_health = svc.health()
     window_start = time.time()
@@ -141,7 +147,6 @@ def test_every_fault_at_once_leaves_healthy_targets_on_schedule(service):
     # Nothing leaks while faults repeat dozens of times: connections are bounded
     # by the lanes (one per probe in flight at the peak, reused after), every
     # other descriptor and the tasks beyond those in flight stay flat.
-    n_targets = len(HEALTHY) + len(FAULT_KINDS) + len(STORM) + 2
     lanes = end_health["http_lanes"]
     assert lanes <= n_targets, end_health
     assert end.tcp_sockets <= lanes + 1, (end, lanes)  # + the /metrics listener

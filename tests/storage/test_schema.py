@@ -98,3 +98,16 @@ def test_migrations_run_from_any_working_directory(tmp_path):
         [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == migrate.head_revision()
+
+
+def test_rollup_hour_index_covers_what_the_health_page_sums_on_postgres(engine):
+    """An index-only scan over 90 days of every target needs every summed column in the index."""
+    from monitor.storage.models import HOUR_COVERING_COLUMNS
+
+    if engine.dialect.name != "postgresql":
+        return
+    with engine.connect() as conn:
+        definition = conn.execute(
+            text("SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_rollups_hourly_hour'")
+        ).scalar_one()
+    assert definition.endswith(f"(hour) INCLUDE ({', '.join(HOUR_COVERING_COLUMNS)})"), definition

@@ -56,6 +56,13 @@ def list_agents(engine: Engine) -> list[AgentInfo]:
         return [AgentInfo(*row) for row in rows]
 
 
+def unhealthy_agents(engine: Engine) -> set[str]:
+    """Agents that said they cannot reach any provider: their samples page nobody."""
+    a = Agent.__table__.c
+    with engine.connect() as conn:
+        return set(conn.execute(select(a.name).where(a.healthy.is_(False))).scalars())
+
+
 def sync_targets(engine: Engine, targets: Iterable[TargetLike], now: datetime | None = None) -> None:
     """Record configured targets and their protocol (samples do not carry it).
 
