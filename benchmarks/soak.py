@@ -14,8 +14,13 @@ It reports, against the simulator's own log of every request it served:
 samples the schedule called for vs stored, samples lost (served but not
 stored) and duplicated, probes late by more than 1 s, RSS and open file
 descriptors at start, peak and end, and how /metrics and /healthz answered
-(polled every few seconds throughout). `tests/faults/test_soak.py` runs a
-3-minute version of this very code.
+(polled every few seconds throughout), and the probe's measurement overhead:
+stored TTFT minus the simulator's true TTFT of the same request.
+`tests/faults/test_soak.py` runs a 3-minute version of this very code.
+
+Agent capacity (DESIGN §7: 2,000 targets at 1-minute intervals on 2 cores,
+sched_lag p99 < 1 s, overhead p50 <= 1 ms and p99 <= 5 ms) is this script
+without faults: `--targets 2000 --fault-share 0 --minutes 10`.
 """
 
 from __future__ import annotations
@@ -109,6 +114,10 @@ class SoakResult:
     late_over_1s: int = 0
     lag_p50_ms: float = 0.0
     lag_p99_ms: float = 0.0
+    # measured TTFT minus the simulator's true TTFT, over ok samples (DESIGN §7 agent capacity)
+    overhead_n: int = 0
+    overhead_p50_ms: float = 0.0
+    overhead_p99_ms: float = 0.0
     rss_start_mb: float = 0.0
     rss_peak_mb: float = 0.0
     rss_end_mb: float = 0.0
@@ -391,15 +400,27 @@ def _tally(
     engine = make_engine(database)
     c = SampleRow.__table__.c
     with engine.connect() as conn:
-        rows = conn.execute(select(c.request_id, c.error_kind, c.sched_lag_ms)).all()
+        rows = conn.execute(select(c.request_id, c.error_kind, c.sched_lag_ms, c.ok, c.ttft_ms)).all()
     engine.dispose()
     result.samples_stored = len(rows)
     result.cancelled = sum(1 for r in rows if r.error_kind == "cancelled")
     result.errors_by_kind = dict(Counter(r.error_kind or "ok" for r in rows).most_common())
     stored = Counter(r.request_id for r in rows if r.request_id)
     result.duplicates = sum(n - 1 for n in stored.values())
-    served = {json.loads(line)["request_id"] for line in truth_log.read_text().splitlines() if line}
+    truth = [json.loads(line) for line in truth_log.read_text().splitlines() if line]
+    served = {t["request_id"] for t in truth}
     result.served = len(served)
+    true_ttft_ms = {
+        t["request_id"]: (t["first_token_ns"] - t["arrival_ns"]) / 1e6 for t in truth if t["first_token_ns"] is not None
+    }
+    overheads = [
+        r.ttft_ms - true_ttft_ms[r.request_id]
+        for r in rows
+        if r.ok and r.ttft_ms is not None and r.request_id in true_ttft_ms
+    ]
+    result.overhead_n = len(overheads)
+    if overheads:
+        result.overhead_p50_ms, result.overhead_p99_ms = percentile(overheads, 50), percentile(overheads, 99)
     # A probe cancelled by the shutdown is stored without the request id it was sent with.
     result.lost = max(0, len(served - set(stored)) - result.cancelled)
     lags = [r.sched_lag_ms for r in rows if r.sched_lag_ms is not None]
@@ -415,6 +436,7 @@ def table(result: SoakResult) -> str:
         ("samples lost / duplicated", f"{result.lost} / {result.duplicates}"),
         ("cancelled at shutdown", str(result.cancelled)),
         ("probes late by > 1 s", f"{result.late_over_1s} (sched_lag p50 {result.lag_p50_ms:.1f} ms, p99 {result.lag_p99_ms:.1f} ms)"),
+        ("TTFT overhead vs truth (ok samples)", f"p50 {result.overhead_p50_ms:.2f} ms, p99 {result.overhead_p99_ms:.2f} ms over {result.overhead_n}"),
         ("RSS start / peak / end", f"{result.rss_start_mb:.0f} / {result.rss_peak_mb:.0f} / {result.rss_end_mb:.0f} MB"),
         ("open fds start / peak / end", f"{result.fds_start} / {result.fds_peak} / {result.fds_end}"),
         ("/healthz polls, failed answers", f"{result.polls} ({result.poll_failures} failed, {result.unhealthy_polls} healthz 503)"),
