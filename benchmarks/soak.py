@@ -400,7 +400,7 @@ def _tally(
     engine = make_engine(database)
     c = SampleRow.__table__.c
     with engine.connect() as conn:
-        rows = conn.execute(select(c.request_id, c.error_kind, c.sched_lag_ms, c.ok, c.ttft_ms)).all()
+        rows = conn.execute(select(c.request_id, c.error_kind, c.sched_lag_ms, c.ok, c.ttft_ms, c.started_at, c.target)).all()
     engine.dispose()
     result.samples_stored = len(rows)
     result.cancelled = sum(1 for r in rows if r.error_kind == "cancelled")
@@ -418,6 +418,13 @@ def _tally(
         for r in rows
         if r.ok and r.ttft_ms is not None and r.request_id in true_ttft_ms
     ]
+    if options.workdir:  # for finding out when the slow ones happened
+        with open(Path(options.workdir) / "overheads.csv", "w") as out:
+            out.write("started_at,target,ttft_ms,overhead_ms\n")
+            for r in rows:
+                if r.ok and r.ttft_ms is not None and r.request_id in true_ttft_ms:
+                    overhead = r.ttft_ms - true_ttft_ms[r.request_id]
+                    out.write(f"{r.started_at.isoformat()},{r.target},{r.ttft_ms:.3f},{overhead:.3f}\n")
     result.overhead_n = len(overheads)
     if overheads:
         result.overhead_p50_ms, result.overhead_p99_ms = percentile(overheads, 50), percentile(overheads, 99)

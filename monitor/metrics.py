@@ -18,7 +18,7 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import ThreadingWSGIServer
 
-from monitor.metrics_series import SeriesHistogram
+from monitor.metrics_series import SeriesCounter, SeriesHistogram
 from monitor.sample import Sample
 
 log = logging.getLogger(__name__)
@@ -33,8 +33,8 @@ class ProbeMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
         r = self.registry
-        self.probes = Counter("firsttoken_probes", "Probes by outcome", (*LABELS, "outcome", "error_kind"), registry=r)
-        # Per target: rendered by SeriesHistogram, which keeps a scrape cheap at thousands of targets.
+        # Per target: rendered by monitor.metrics_series, which keeps a scrape cheap at thousands of targets.
+        self.probes = SeriesCounter("firsttoken_probes", "Probes by outcome", (*LABELS, "outcome", "error_kind"))
         self.ttft = SeriesHistogram("firsttoken_ttft_seconds", "Time to first token", LABELS, TTFT_BUCKETS_S)
         self.ttft_answer = SeriesHistogram(
             "firsttoken_ttft_answer_seconds", "Time to first answer token", LABELS, TTFT_BUCKETS_S
@@ -43,7 +43,7 @@ class ProbeMetrics:
         self.tps = SeriesHistogram(
             "firsttoken_decode_tokens_per_second", "Decode speed, TTFT excluded", LABELS, TPS_BUCKETS
         )
-        self.series = (self.ttft, self.ttft_answer, self.total, self.tps)
+        self.per_target = (self.probes, self.ttft, self.ttft_answer, self.total, self.tps)
         self.sched_lag = Histogram(
             "firsttoken_sched_lag_seconds",
             "Probe start lateness against schedule",
@@ -63,7 +63,7 @@ class ProbeMetrics:
     def observe(self, sample: Sample) -> None:
         labels = (sample.provider, sample.model, sample.region, sample.prompt, sample.agent)
         outcome = "ok" if sample.ok else "error"
-        self.probes.labels(*labels, outcome, sample.error_kind or "").inc()
+        self.probes.inc((*labels, outcome, sample.error_kind or ""))
         if sample.sched_lag_ms is not None:
             self.sched_lag.labels(sample.agent).observe(sample.sched_lag_ms / 1000)
         if not sample.ok:
@@ -77,9 +77,13 @@ class ProbeMetrics:
         if sample.tps is not None:
             self.tps.observe(labels, sample.tps)
 
+    def chunks(self) -> list[bytes]:
+        """The /metrics body in pieces of ~64 KB (see monitor.metrics_series for why):
+        prometheus_client's families, then the per-target ones."""
+        return [generate_latest(self.registry), *(chunk for family in self.per_target for chunk in family.chunks())]
+
     def exposition(self) -> bytes:
-        """The /metrics body: prometheus_client's families, then the per-target histograms."""
-        return generate_latest(self.registry) + "".join(h.render() for h in self.series).encode()
+        return b"".join(self.chunks())
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,13 +100,14 @@ class _QuietHandler(WSGIRequestHandler):
 class StatusServer:
     """Serves /metrics and /healthz from a daemon thread."""
 
-    def __init__(self, host: str, port: int, metrics: Callable[[], bytes], health: Callable[[], Health]) -> None:
+    def __init__(self, host: str, port: int, metrics: Callable[[], list[bytes]], health: Callable[[], Health]) -> None:
         def app(environ, start_response):
             path = environ.get("PATH_INFO", "")
             if path == "/metrics":
-                body = metrics()
-                start_response("200 OK", [("Content-Type", CONTENT_TYPE_LATEST), ("Content-Length", str(len(body)))])
-                return [body]
+                chunks = metrics()  # sent one by one: never a 20 MB join holding the GIL
+                length = str(sum(map(len, chunks)))
+                start_response("200 OK", [("Content-Type", CONTENT_TYPE_LATEST), ("Content-Length", length)])
+                return chunks
             if path in ("/healthz", "/health"):
                 result = health()
                 body = json.dumps({"ok": result.ok, **result.detail}, default=str).encode()

@@ -8,12 +8,16 @@ from datetime import UTC, datetime
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from prometheus_client import CollectorRegistry, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from monitor.metrics import LABELS, TTFT_BUCKETS_S, ProbeMetrics
-from monitor.metrics_series import SeriesHistogram
+from monitor.metrics_series import CHUNK_BYTES, SeriesCounter, SeriesHistogram
 from monitor.sample import Sample
+
+
+def without_created(text: str) -> str:
+    return "".join(line for line in text.splitlines(keepends=True) if "_created" not in line)
 
 
 def families(text: str) -> dict:
@@ -41,12 +45,57 @@ _label = st.text(alphabet=st.sampled_from('ab"\\\n:/é '), max_size=6)
 )
 def test_same_text_as_prometheus_client(observations):
     registry = CollectorRegistry()
-    reference = Histogram("h_seconds", "Doc", ("a", "b"), buckets=TTFT_BUCKETS_S, registry=registry)
-    ours = SeriesHistogram("h_seconds", "Doc", ("a", "b"), TTFT_BUCKETS_S)
+    reference = Histogram("h_seconds", "Doc", ("b", "a"), buckets=TTFT_BUCKETS_S, registry=registry)
+    ours = SeriesHistogram("h_seconds", "Doc", ("b", "a"), TTFT_BUCKETS_S)  # written sorted: a, b
     for labels, value in observations:
         reference.labels(*labels).observe(value)
         ours.observe(labels, value)
     assert families(ours.render()) == families(generate_latest(registry).decode())
+    assert without_created(ours.render()) == without_created(generate_latest(registry).decode())
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.tuples(_label, _label), st.sampled_from([1, 2, 0.5])), max_size=30))
+def test_counter_same_text_as_prometheus_client(increments):
+    registry = CollectorRegistry()
+    reference = Counter("probes", "Doc", ("a", "b"), registry=registry)
+    ours = SeriesCounter("probes", "Doc", ("a", "b"))
+    for labels, amount in increments:
+        reference.labels(*labels).inc(amount)
+        ours.inc(labels, amount)
+    assert families(ours.render()) == families(generate_latest(registry).decode())
+    assert without_created(ours.render()) == without_created(generate_latest(registry).decode())
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from(["x", "y", "z"]), st.floats(0, 100)), max_size=8), max_size=6))
+def test_cached_series_text_follows_every_observation_between_scrapes(rounds):
+    """A scrape re-renders only what changed; whatever the interleaving, it shows every observation."""
+    registry = CollectorRegistry()
+    reference = Histogram("h_seconds", "Doc", ("a",), buckets=TTFT_BUCKETS_S, registry=registry)
+    ours = SeriesHistogram("h_seconds", "Doc", ("a",), TTFT_BUCKETS_S)
+    for observations in rounds:
+        for label, value in observations:
+            reference.labels(label).observe(value)
+            ours.observe((label,), value)
+        assert families(ours.render()) == families(generate_latest(registry).decode())
+
+
+def test_a_big_family_comes_in_bounded_chunks():
+    ours = SeriesHistogram("h_seconds", "Doc", ("target",), TTFT_BUCKETS_S)
+    for i in range(2000):
+        ours.observe((f"target-{i}",), 0.3)
+    chunks = list(ours.chunks())
+    largest_piece = 4096  # one series' text is ~2.5 KB: a chunk ends at most one piece past the bound
+    assert len(chunks) > 10 and max(map(len, chunks)) < CHUNK_BYTES + largest_piece
+    assert b"".join(chunks).count(b"h_seconds_count{") == 2000
+
+
+def test_an_empty_family_renders_its_header_only():
+    assert SeriesHistogram("h_seconds", "Doc", ("a",), TTFT_BUCKETS_S).render() == (
+        "# HELP h_seconds Doc\n# TYPE h_seconds histogram\n"
+    )
+    assert SeriesCounter("c", "Doc", ("a",)).render() == "# HELP c_total Doc\n# TYPE c_total counter\n"
 
 
 def test_a_thousand_targets_scrape_quickly():
