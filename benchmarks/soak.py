@@ -400,7 +400,9 @@ def _tally(
     engine = make_engine(database)
     c = SampleRow.__table__.c
     with engine.connect() as conn:
-        rows = conn.execute(select(c.request_id, c.error_kind, c.sched_lag_ms, c.ok, c.ttft_ms, c.started_at, c.target)).all()
+        rows = conn.execute(
+            select(c.request_id, c.error_kind, c.sched_lag_ms, c.ok, c.ttft_ms, c.started_at, c.target)
+        ).all()
     engine.dispose()
     result.samples_stored = len(rows)
     result.cancelled = sum(1 for r in rows if r.error_kind == "cancelled")
