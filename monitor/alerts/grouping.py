@@ -52,9 +52,9 @@ def step_groups(
             current = None
         if current is not None:
             if not firing or 2 * len(firing) < len(scopes):
-                closed.append(_resolve(current, firing, len(scopes), now))
+                closed.append(_resolve(current, firing, len(scopes), now, rule.reference))
             else:
-                live[key] = _update(current, firing, len(scopes), now)
+                live[key] = _update(current, firing, len(scopes), now, rule.reference)
         elif len(firing) >= policy.min_firing and 2 * len(firing) > len(scopes):
             scope = scopes[0].group()
             opened = AlertRecord(
@@ -66,7 +66,7 @@ def step_groups(
                 started_at=min(r.started_at for r in firing),
                 fired_at=now,
             )
-            live[key] = _update(opened, firing, len(scopes), now)
+            live[key] = _update(opened, firing, len(scopes), now, rule.reference)
     return closed, live
 
 
@@ -75,10 +75,10 @@ def _median(values: list[float | None]) -> float | None:
     return statistics.median(present) if present else None
 
 
-def _update(record: AlertRecord, firing: list[AlertRecord], members: int, now: datetime) -> AlertRecord:
+def _update(record: AlertRecord, firing: list[AlertRecord], members: int, now: datetime, reference: str) -> AlertRecord:
     value = _median([r.value for r in firing])
     baseline = _median([r.baseline for r in firing])
-    summary = group_summary(record.rule, record.scope, record.metric, len(firing), members, value, baseline)
+    summary = group_summary(record.rule, record.scope, record.metric, len(firing), members, value, baseline, reference)
     changed = (value, baseline, summary) != (record.value, record.baseline, record.summary)
     return replace(
         record,
@@ -89,8 +89,10 @@ def _update(record: AlertRecord, firing: list[AlertRecord], members: int, now: d
     )
 
 
-def _resolve(record: AlertRecord, firing: list[AlertRecord], members: int, now: datetime) -> AlertRecord:
+def _resolve(
+    record: AlertRecord, firing: list[AlertRecord], members: int, now: datetime, reference: str
+) -> AlertRecord:
     summary = group_summary(
-        record.rule, record.scope, record.metric, len(firing), members, record.value, record.baseline
+        record.rule, record.scope, record.metric, len(firing), members, record.value, record.baseline, reference
     )
     return replace(record, state=RESOLVED, resolved_at=now, last_evaluated_at=now, summary=resolved_summary(summary))

@@ -121,7 +121,9 @@ def fold_target(
         at = datetime.fromtimestamp(ev.timestamp, UTC)
         if ev.state == DETECTOR_OK:
             if live is not None:
-                closed.append(_close(live, at, ev, reason="accepted as the new normal" if ev.new_normal else ""))
+                closed.append(
+                    _close(live, at, ev, "accepted as the new normal" if ev.new_normal else "", rule.reference)
+                )
                 live = None
             continue
         if live is None:
@@ -130,11 +132,11 @@ def fold_target(
             )
         if ev.state == DETECTOR_FIRING and live.state == PENDING:
             live = replace(live, state=FIRING, fired_at=at, clear_count=0)
-        live = _observe(live, ev, at)
+        live = _observe(live, ev, at, rule.reference)
     return closed, live
 
 
-def _observe(record: AlertRecord, ev: Evaluation, at: datetime) -> AlertRecord:
+def _observe(record: AlertRecord, ev: Evaluation, at: datetime, reference: str) -> AlertRecord:
     if not ev.evaluated:
         return record
     value = ev.value if ev.value is not None else record.value
@@ -148,17 +150,19 @@ def _observe(record: AlertRecord, ev: Evaluation, at: datetime) -> AlertRecord:
         value=value,
         baseline=baseline,
         last_evaluated_at=at,
-        summary=target_summary(record.rule, record.scope, record.metric, value, baseline),
+        summary=target_summary(record.rule, record.scope, record.metric, value, baseline, reference),
         **counts,
     )
 
 
-def _close(record: AlertRecord, at: datetime, ev: Evaluation | None, reason: str = "") -> AlertRecord:
+def _close(
+    record: AlertRecord, at: datetime, ev: Evaluation | None, reason: str = "", reference: str = "baseline"
+) -> AlertRecord:
     """A pending record that closes is dropped (state stays pending); a firing one resolves."""
     if record.state == PENDING:
         return record
     if ev is not None and ev.evaluated:
-        record = _observe(record, ev, at)
+        record = _observe(record, ev, at, reference)
     return replace(record, state=RESOLVED, resolved_at=at, summary=resolved_summary(record.summary, reason))
 
 

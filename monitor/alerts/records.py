@@ -26,7 +26,7 @@ class AlertRecord:
     fired_at: datetime | None = None
     resolved_at: datetime | None = None
     value: float | None = None  # the metric's current value, in its units
-    baseline: float | None = None  # what is normal for it (regression) or the bound (threshold)
+    baseline: float | None = None  # what is normal for it (regression) or the bound (threshold): RuleView.reference
     last_evaluated_at: datetime | None = None
     last_notified_at: datetime | None = None  # None while firing: nobody has been paged yet
     pending_count: int = 0
@@ -48,10 +48,12 @@ class RuleView:
     severity: str = "page"
     metric: str = "ttft_ms"
     repeat_interval_s: float = 4 * HOUR_S
+    reference: str = "baseline"  # what an alert's `baseline` holds, in words: "baseline" or "threshold"
 
     @classmethod
     def of(cls, rule) -> RuleView:
-        return cls(rule.name, rule.severity, rule.metric, rule.repeat_interval_s)
+        reference = "threshold" if rule.kind == "threshold" else "baseline"
+        return cls(rule.name, rule.severity, rule.metric, rule.repeat_interval_s, reference)
 
 
 @dataclass(frozen=True, slots=True)

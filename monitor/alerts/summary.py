@@ -22,19 +22,29 @@ def change_text(value: float | None, baseline: float | None) -> str:
     return f" ({(value / baseline - 1) * 100:+.0f}%)"
 
 
-def target_summary(rule: str, scope: Scope, metric: str, value: float | None, baseline: float | None) -> str:
+def target_summary(
+    rule: str, scope: Scope, metric: str, value: float | None, baseline: float | None, reference: str = "baseline"
+) -> str:
+    """`reference` names what `baseline` is: the series' own normal, or a rule's threshold."""
     return (
         f"{rule}: {metric} of {scope.key} is {format_value(metric, value)}"
-        f", baseline {format_value(metric, baseline)}{change_text(value, baseline)}"
+        f", {reference} {format_value(metric, baseline)}{change_text(value, baseline)}"
     )
 
 
 def group_summary(
-    rule: str, scope: Scope, metric: str, firing: int, members: int, value: float | None, baseline: float | None
+    rule: str,
+    scope: Scope,
+    metric: str,
+    firing: int,
+    members: int,
+    value: float | None,
+    baseline: float | None,
+    reference: str = "baseline",
 ) -> str:
     return (
         f"{rule}: {firing} of {members} targets of {scope.provider} in {scope.region} degraded; "
-        f"{metric} median {format_value(metric, value)}, baseline {format_value(metric, baseline)}"
+        f"{metric} median {format_value(metric, value)}, {reference} {format_value(metric, baseline)}"
         f"{change_text(value, baseline)}"
     )
 

@@ -273,3 +273,27 @@ def test_unchanged_round_writes_nothing():
     w = World([s])
     w.round(10, {s.key: [ev(1, FIRING, alarm_started=True)]})
     assert w.round(20) == []
+
+
+def test_summaries_name_a_threshold_rules_bound_a_threshold_not_a_baseline():
+    threshold = RuleView("ttft-p90", "ticket", "ttft_ms", reference="threshold")
+    scopes = [scope(f"m{i}") for i in range(3)]
+    w = World(scopes, rule=threshold)
+    w.round(10, {s.key: [ev(1, FIRING, alarm_started=True, value=2500.0, baseline=2000.0)] for s in scopes[:1]})
+    (alone,) = w.live.values()
+    assert alone.summary == "ttft-p90: ttft_ms of p/m0@r1:short is 2500 ms, threshold 2000 ms (+25%)"
+    w.round(20, {s.key: [ev(11, FIRING, alarm_started=True, value=2500.0, baseline=2000.0)] for s in scopes[1:]})
+    group = w.live["p@r1"]
+    assert group.summary.endswith("ttft_ms median 2500 ms, threshold 2000 ms (+25%)"), group.summary
+    # A regression rule's reference is the series' own baseline.
+    assert (
+        "baseline 100 ms"
+        in World([scopes[0]]).round(10, {scopes[0].key: [ev(1, FIRING, alarm_started=True)]})[0].record.summary
+    )
+
+
+def test_rule_view_of_a_configured_rule_knows_what_its_reference_is():
+    from monitor.config_schema import AlertRule
+
+    assert RuleView.of(AlertRule("t", "ttft_ms", "threshold", percentile=0.9, above=2000)).reference == "threshold"
+    assert RuleView.of(AlertRule("r", "ttft_ms", "regression", min_change=0.5)).reference == "baseline"
