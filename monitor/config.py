@@ -23,12 +23,13 @@ from types import MappingProxyType
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
-from monitor.config_alerts import build_alerts, build_notifiers
+from monitor.config_alerts import build_alerting, build_alerts, build_notifiers
 from monitor.config_matrix import build_checks, expand, timeout_message
 from monitor.config_reader import NAME_HINT, NAME_RE, Reader, did_you_mean, join
 from monitor.config_schema import (
     DAY,
     HOUR,
+    Alerting,
     AlertRule,
     AppriseConfig,
     Check,
@@ -51,9 +52,26 @@ from monitor.config_sources import build_prompts, build_providers
 from monitor.config_yaml import interpolate, parse_yaml
 
 __all__ = [
-    "AlertRule", "AppriseConfig", "Check", "Config", "ConfigError", "Defaults", "LogNotifierConfig",
-    "NotifierConfig", "PagerDutyConfig", "Price", "Prompt", "Provider", "Retention", "Silence", "Target",
-    "WebhookConfig", "check_config_command", "load_config", "load_config_text",
+    "AlertRule",
+    "Alerting",
+    "AppriseConfig",
+    "Check",
+    "Config",
+    "ConfigError",
+    "Defaults",
+    "LogNotifierConfig",
+    "NotifierConfig",
+    "PagerDutyConfig",
+    "Price",
+    "Prompt",
+    "Provider",
+    "Retention",
+    "Silence",
+    "Target",
+    "WebhookConfig",
+    "check_config_command",
+    "load_config",
+    "load_config_text",
 ]  # fmt: skip
 
 TOP_KEYS = (
@@ -68,6 +86,7 @@ TOP_KEYS = (
     "silences",
     "prices",
     "retention",
+    "alerting",
     "dashboard_url",
 )
 DEFAULT_KEYS = ("interval", "timeout", "ttft_timeout", "cache_bust", "max_concurrency", "max_per_provider_region")
@@ -151,6 +170,7 @@ def _build(r: Reader, top: dict[str, Any], base_dir: Path, env: Mapping[str, str
         silences=build_silences(r, top.get("silences"), scope),
         prices=MappingProxyType(_prices(r, top.get("prices"), providers, declared_providers)),
         retention=_retention(r, top.get("retention")),
+        alerting=build_alerting(r, top.get("alerting")),
         dashboard_url=dashboard_url,
         secrets=frozenset(s for s in r.secrets if s),
         source_path=source,

@@ -1,4 +1,4 @@
-"""`alerts:` and `notifiers:` (DESIGN §5)."""
+"""`alerts:`, `notifiers:` and `alerting:` (DESIGN §5)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from monitor.config_schema import (
     MINUTE,
     NOTIFIER_TYPES,
     PAGERDUTY_URL,
+    Alerting,
     AlertRule,
     AppriseConfig,
     LogNotifierConfig,
@@ -234,3 +235,32 @@ def _severities(r: Reader, s: Mapping[str, Any], path: str, used: set[str]) -> t
                     f"no alert rule has severity {severity!r}{did_you_mean(severity, used)}",
                 )
     return severities
+
+
+ALERTING_KEYS = ("evaluate_every", "deliver_every", "settle", "group_wait", "retry_after", "retry_max", "give_up_after")
+
+
+def build_alerting(r: Reader, value: Any) -> Alerting:
+    """`alerting:` timings, each optional; the defaults suit 1-5 minute probe intervals."""
+    base = Alerting()
+    m = r.mapping(value, "alerting", ALERTING_KEYS) if value is not None else None
+    if m is None:
+        return base
+
+    def seconds(key: str, default: float, max_s: float) -> float:
+        return r.duration(m, key, "alerting", default, max_s=max_s)
+
+    alerting = Alerting(
+        evaluate_every_s=seconds("evaluate_every", base.evaluate_every_s, HOUR),
+        deliver_every_s=seconds("deliver_every", base.deliver_every_s, 10 * MINUTE),
+        settle_s=seconds("settle", base.settle_s, 10 * MINUTE),
+        group_wait_s=seconds("group_wait", base.group_wait_s, HOUR),
+        retry_after_s=seconds("retry_after", base.retry_after_s, HOUR),
+        retry_max_s=seconds("retry_max", base.retry_max_s, DAY),
+        give_up_after_s=seconds("give_up_after", base.give_up_after_s, 7 * DAY),
+    )
+    if alerting.retry_max_s < alerting.retry_after_s:
+        r.error("alerting.retry_max", "must be at least retry_after")
+    if alerting.give_up_after_s < alerting.retry_after_s:
+        r.error("alerting.give_up_after", "must be at least retry_after")
+    return alerting

@@ -257,6 +257,19 @@ class Retention:
 
 
 @dataclass(frozen=True, slots=True)
+class Alerting:
+    """How the leader runs alerting (`alerting:`); read when `firsttoken run` starts."""
+
+    evaluate_every_s: float = 30.0  # an alert round
+    deliver_every_s: float = 5.0  # the outbox is drained this often
+    settle_s: float = 15.0  # samples younger than this wait for the next round (late writers)
+    group_wait_s: float = 60.0  # a firing target waits this long for its provider-region group to form
+    retry_after_s: float = 10.0  # a failed notification's first retry; doubling up to retry_max_s
+    retry_max_s: float = 30 * MINUTE
+    give_up_after_s: float = DAY  # a notification still undelivered this long after it was queued is failed
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     database_url: str = "sqlite:///firsttoken.db"
     agent: str = "local"
@@ -270,6 +283,7 @@ class Config:
     silences: tuple[Silence, ...] = ()
     prices: Mapping[str, Price] = field(default_factory=_empty, hash=False)  # "provider/model" -> Price
     retention: Retention = field(default_factory=Retention)
+    alerting: Alerting = field(default_factory=Alerting)
     dashboard_url: str | None = None
     secrets: frozenset[str] = field(default=frozenset(), repr=False)
     source_path: Path | None = None

@@ -165,6 +165,9 @@ class Service:
             log.error("config reload refused, keeping the running config: %s", exc)
             return False
         self._redaction.update(config.secrets)
+        if config.alerting != self.config.alerting:
+            # The leader's jobs are built once, at start (their timers and the engine's state).
+            log.warning("config reloaded: the alerting: timings take effect when firsttoken run restarts")
         self.config = config
         targets = config.targets_for_agent(config.agent)
         self._sync_targets(targets)

@@ -294,3 +294,34 @@ def test_retention():
     assert one_error(minimal(retention={"raw": "10m"})) == "retention.raw: must be longer than 1h"
     assert one_error(minimal(retention={"rollups": "5000d"})) == "retention.rollups: too long: at most 3650d"
     assert one_error(minimal(retention={"keep": "1d"})) == "retention.keep: unknown key"
+
+
+def test_alerting_timings_default_and_override():
+    from monitor.alerts.engine import alert_jobs_for
+
+    default = load(minimal()).alerting
+    assert (default.evaluate_every_s, default.group_wait_s, default.give_up_after_s) == (30.0, 60.0, 86400.0)
+    tuned = load(
+        minimal(alerting={"evaluate_every": "10s", "deliver_every": "2s", "settle": "5s", "group_wait": "2m",
+                          "retry_after": "30s", "retry_max": "1h", "give_up_after": "3d"})
+    ).alerting  # fmt: skip
+    assert (tuned.evaluate_every_s, tuned.deliver_every_s, tuned.settle_s, tuned.group_wait_s) == (10, 2, 5, 120)
+    assert (tuned.retry_after_s, tuned.retry_max_s, tuned.give_up_after_s) == (30, 3600, 3 * 86400)
+    jobs = alert_jobs_for(tuned)
+    assert {name: every for name, (every, _) in jobs.items()} == {"alerts.evaluate": 10, "alerts.deliver": 2}
+
+
+@pytest.mark.parametrize(
+    ("alerting", "expected"),
+    [
+        ({"evaluate_every": "0s"}, "alerting.evaluate_every: must be longer than zero"),
+        ({"evaluate_every": "2h"}, "alerting.evaluate_every: too long: at most 1h"),
+        ({"group_wait": "soon"}, "alerting.group_wait: "),
+        ({"retry_after": "10m", "retry_max": "1m"}, "alerting.retry_max: must be at least retry_after"),
+        ({"retry_after": "20m", "give_up_after": "10m"}, "alerting.give_up_after: must be at least retry_after"),
+        ({"group_interval": "5m"}, "alerting.group_interval: unknown key"),
+        ("30s", "alerting: expected a mapping"),
+    ],
+)
+def test_alerting_errors(alerting, expected):
+    assert one_error(minimal(alerting=alerting)).startswith(expected)

@@ -43,6 +43,7 @@ from monitor.alerts.records import AlertRecord, Change, RuleView
 from monitor.alerts.scope import Scope
 from monitor.alerts.silences import active_silences
 from monitor.alerts.store import apply_changes, group_resolutions, load_live
+from monitor.config_schema import Alerting
 from monitor.storage.queries.agents import unhealthy_agents
 
 log = logging.getLogger(__name__)
@@ -257,6 +258,18 @@ def _valid_rules(rules) -> dict[str, tuple[Any, DetectorSettings]]:
         except ValueError as exc:  # the config loader should have refused it; skip rather than stop all alerting
             log.error("alert rule %s cannot be evaluated: %s", rule.name, exc)
     return out
+
+
+def alert_jobs_for(alerting: Alerting) -> dict[str, tuple[float, Callable[[Engine, Any], object]]]:
+    """`alert_jobs` with the timings of the config's `alerting:` block."""
+    return alert_jobs(
+        evaluate_every_s=alerting.evaluate_every_s,
+        deliver_every_s=alerting.deliver_every_s,
+        options=EngineOptions(settle_s=alerting.settle_s, group=GroupPolicy(group_wait_s=alerting.group_wait_s)),
+        retry=RetryPolicy(
+            base_s=alerting.retry_after_s, cap_s=alerting.retry_max_s, max_age_s=alerting.give_up_after_s
+        ),
+    )
 
 
 def alert_jobs(

@@ -39,7 +39,7 @@ def parse_spool_size(value: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from monitor.alerts.engine import alert_jobs
+    from monitor.alerts.engine import alert_jobs_for
     from monitor.storage import check_schema, make_engine
 
     host, port = parse_listen(args.listen)
@@ -54,5 +54,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"firsttoken run: {problem}", file=sys.stderr)
         return 1
     options = ServiceOptions(args.config, host, port, spool_dir=args.spool_dir, spool_max_bytes=spool_max_bytes)
-    options.leader_jobs.update(alert_jobs())
+    options.leader_jobs.update(alert_jobs_for(config.alerting))
     return run_async(Service(options, config).run())

@@ -1,22 +1,30 @@
-"""Start and stop the service in a subprocess for the end-to-end tests."""
+"""Start and stop `firsttoken run` in a subprocess for the end-to-end tests.
+
+The service is the real command; only the config's `alerting:` timings are
+shortened (evaluate every second, a short grouping hold, fast retries), so a
+test can watch a page go out in seconds.
+"""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[2]
+FAST_ALERTING = {"evaluate_every": "1s", "deliver_every": "1s", "settle": "10ms", "group_wait": "3s",
+                 "retry_after": "500ms", "retry_max": "2s"}  # fmt: skip
 
 
 class ServiceProcess:
-    def __init__(self, config_path: Path, workdir: Path, tuning: dict | None = None, env: dict | None = None) -> None:
+    def __init__(self, config_path: Path, workdir: Path, alerting: dict | None = None, env: dict | None = None) -> None:
         self.config_path = config_path
         self.workdir = workdir
-        self.tuning = tuning or {}
+        self.alerting = {**FAST_ALERTING, **(alerting or {})}
         self.env = env or {}
         self.process: subprocess.Popen | None = None
         self.log_path = workdir / "service.log"
@@ -30,8 +38,12 @@ class ServiceProcess:
         log = open(self.log_path, "a")  # noqa: SIM115  (the child owns it)
         log.write(f"--- start {self.starts}\n")
         log.flush()
-        argv = [sys.executable, str(Path(__file__).with_name("service_main.py")), "--config", str(self.config_path)]
-        argv += ["--spool-dir", str(self.workdir / "spool"), "--tuning", json.dumps(self.tuning)]
+        # The test's config as it is now, plus the fast timings, beside it (relative paths still resolve).
+        spec = yaml.safe_load(self.config_path.read_text())
+        config = self.config_path.with_name(f"{self.config_path.stem}.service.yaml")
+        config.write_text(yaml.safe_dump({**spec, "alerting": self.alerting}))
+        argv = [sys.executable, "-m", "monitor", "run", "--config", str(config), "--listen", "127.0.0.1:0"]
+        argv += ["--spool-dir", str(self.workdir / "spool")]
         self.process = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         log.close()
 

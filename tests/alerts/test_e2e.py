@@ -1,7 +1,7 @@
 """End to end (issue 5's must-shows): the service probes the simulator, pages a receiver on loopback.
 
-The service runs in a subprocess exactly as `firsttoken run` builds it, with
-alerting's clocks shortened (tests/alerts/service_main.py). Probes go over
+The service is `firsttoken run` in a subprocess, its config's `alerting:`
+timings shortened (tests/alerts/service_proc.py). Probes go over
 real HTTP to the session simulator; webhooks and PagerDuty events go over
 real HTTP to receivers in this process.
 """
@@ -183,13 +183,13 @@ def service_run(simulator, tmp_path_factory):
         rules = [REGRESSION_RULE, GROUP_RULE]
         config = write_config(workdir / "firsttoken.yaml", url, providers, rules, notifiers, simulator.base_url)
         env = {"E2E_WEBHOOK_SECRET": SECRET, "E2E_PD_KEY": ROUTING_KEY}
-        tuning = {"group_wait_s": 2.0}
+        alerting = {"group_wait": "2s"}
 
         def paged(provider: str, status: str):
             return lambda r: [b for b in by_status(r.accepted, status) if b.json()["scope"]["provider"] == provider]
 
         with (
-            ServiceProcess(config, workdir, env=env, tuning=tuning) as service,
+            ServiceProcess(config, workdir, env=env, alerting=alerting) as service,
             Spiker(simulator, spiky, target_b, 100) as spiker,
         ):
             time.sleep(4)  # normal operation, spikes included
@@ -324,7 +324,7 @@ def test_e2e_failing_receiver_and_a_restart_deliver_the_page_exactly_once(backen
             config = write_config(
                 tmp_path / "firsttoken.yaml", url, {"sim": [model]}, [rule], notifiers, simulator.base_url
             )
-            service = ServiceProcess(config, tmp_path, tuning={"retry_base_s": 0.7})
+            service = ServiceProcess(config, tmp_path, alerting={"retry_after": "700ms"})
             service.start()
             try:
                 assert hooks.wait_for(lambda r: len(r.requests) >= 1, 40), service.log()[-4000:]
