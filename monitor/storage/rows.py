@@ -38,7 +38,22 @@ def clean_float(value: float | None) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _storable_as_is(mapping: Mapping) -> bool:
+    """The common server_timing: text keys, finite numbers. Checked in one pass, not rebuilt."""
+    for k, v in mapping.items():
+        if type(k) is not str or "\x00" in k:
+            return False
+        if type(v) is float:
+            if not math.isfinite(v):
+                return False
+        elif type(v) is not int:
+            return False
+    return True
+
+
 def clean_json(value: Any) -> Any:
+    if isinstance(value, Mapping) and _storable_as_is(value):
+        return value
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, str):

@@ -147,3 +147,17 @@ def test_partitions_are_created_on_demand_for_any_day_on_postgres(engine):
         names = set(conn.execute(text("SELECT relname FROM pg_class WHERE relname LIKE 'samples_p%'")).scalars())
     assert {f"samples_p{d:%Y%m%d}" for d in days} <= names
     assert count(engine) == 3
+
+
+def test_clean_json_keeps_clean_timings_as_they_are_and_cleans_the_rest():
+    from monitor.storage.rows import clean_json
+
+    timing = {"load_ms": 12, "eval_ms": 3.5}
+    assert clean_json(timing) is timing  # the common case is not rebuilt
+    assert clean_json({"k\x00": 1.0, "n": {"x": math.inf}, "l": [math.nan, "a\x00"], "b": True}) == {
+        "k\ufffd": 1.0,
+        "n": {"x": None},
+        "l": [None, "a\ufffd"],
+        "b": True,
+    }
+    assert clean_json({"x": -math.inf}) == {"x": None}
