@@ -415,18 +415,16 @@ def _tally(
     true_ttft_ms = {
         t["request_id"]: (t["first_token_ns"] - t["arrival_ns"]) / 1e6 for t in truth if t["first_token_ns"] is not None
     }
-    overheads = [
-        r.ttft_ms - true_ttft_ms[r.request_id]
+    measured = [
+        (r, r.ttft_ms - true_ttft_ms[r.request_id])
         for r in rows
         if r.ok and r.ttft_ms is not None and r.request_id in true_ttft_ms
     ]
+    overheads = [overhead for _, overhead in measured]
     if options.workdir:  # for finding out when the slow ones happened
         with open(Path(options.workdir) / "overheads.csv", "w") as out:
             out.write("started_at,target,ttft_ms,overhead_ms\n")
-            for r in rows:
-                if r.ok and r.ttft_ms is not None and r.request_id in true_ttft_ms:
-                    overhead = r.ttft_ms - true_ttft_ms[r.request_id]
-                    out.write(f"{r.started_at.isoformat()},{r.target},{r.ttft_ms:.3f},{overhead:.3f}\n")
+            out.writelines(f"{r.started_at.isoformat()},{r.target},{r.ttft_ms:.3f},{o:.3f}\n" for r, o in measured)
     result.overhead_n = len(overheads)
     if overheads:
         result.overhead_p50_ms, result.overhead_p99_ms = percentile(overheads, 50), percentile(overheads, 99)

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 from monitor.errors import ConfigurationError, UsageError
 
+DEFAULT_CONFIG = "firsttoken.yaml"
+
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
 
 
@@ -25,7 +27,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", default="firsttoken.yaml", help="config file (default ./firsttoken.yaml)")
+    p.add_argument("--config", default=DEFAULT_CONFIG, help=f"config file (default ./{DEFAULT_CONFIG})")
     p.add_argument("--debug", action="store_true", help="verbose logs and full tracebacks")
 
 

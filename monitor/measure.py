@@ -22,12 +22,12 @@ from monitor.protocols.base import (
     UsageReport,
 )
 from monitor.sample import ErrorKind, TokensSource
-from monitor.tokens import estimate_tokens
+from monitor.tokens import ENCODE_CHARS, estimate_tokens
 
 NS_PER_MS = 1_000_000
-# Enough text for a faithful estimate of any answer a probe asks for, while a
-# runaway stream cannot grow memory without bound.
-MAX_TEXT_CHARS = 1_000_000
+# The estimate encodes only this much text and scales by the full length (monitor.tokens),
+# so keeping more would only cost memory; a runaway stream cannot grow it.
+MAX_TEXT_CHARS = ENCODE_CHARS
 MAX_GAPS = 100_000
 
 

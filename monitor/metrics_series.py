@@ -61,7 +61,7 @@ def chunked(pieces: Iterable[bytes], size: int = CHUNK_BYTES) -> Iterator[bytes]
 class _Family:
     """Series keyed by label values; each caches its rendered text until it next changes.
 
-    Subclasses say what a series holds (`_new`, `_update`) and how it renders (`_render`).
+    Subclasses say how a series is made (`_new`), updated (`observe`/`inc`) and rendered (`_render`).
     Updates come from the event loop, renders from the status thread: the lock guards
     the series dict and each series' values; rendering happens outside it.
     """
@@ -69,7 +69,6 @@ class _Family:
     def __init__(self, name: str, documentation: str, labelnames: Sequence[str]) -> None:
         self.name = name
         self.labelnames = tuple(labelnames)
-        self._documentation = documentation
         self._series: dict[tuple[str, ...], _Series] = {}
         self._lock = threading.Lock()
 
@@ -85,20 +84,19 @@ class _Family:
     def chunks(self) -> Iterator[bytes]:
         """The family's exposition text in chunks (as prometheus_client: a header even with no series)."""
         with self._lock:
-            stale = [(s, s.version, s.snapshot()) for s in self._series.values() if s.block is None]
             series = list(self._series.values())
+            stale = [(s, s.version, s.snapshot()) for s in series if s.rendered_version != s.version]
         for s, version, values in stale:
-            block = self._render(s, values).encode()
+            text = self._render(s, values).encode()
             with self._lock:
-                if s.version == version:  # not observed again meanwhile
-                    s.block = block
-            s.last_render = block
+                if version > s.rendered_version:  # a scrape running alongside may have rendered a newer one
+                    s.text, s.rendered_version = text, version
         yield from chunked(self._pieces(series))
 
     def _pieces(self, series: list[_Series]) -> Iterator[bytes]:
         yield self._header.encode()
         for s in series:
-            yield s.block or s.last_render
+            yield s.text
         if series:
             yield self._created_header.encode()
         for s in series:
@@ -119,7 +117,7 @@ class _Family:
 
 
 class _Series:
-    __slots__ = ("block", "count_prefix", "counts", "created_line", "last_render", "prefixes", "sum", "version")
+    __slots__ = ("count_prefix", "counts", "created_line", "prefixes", "rendered_version", "sum", "text", "version")
 
     def __init__(self, prefixes: list[str], count_prefix: str, created_line: str, n_counts: int) -> None:
         self.prefixes = prefixes
@@ -127,9 +125,9 @@ class _Series:
         self.created_line = created_line.encode()
         self.counts = [0] * n_counts
         self.sum = 0.0
-        self.version = 0
-        self.block: bytes | None = None  # rendered text while current
-        self.last_render = b""  # the newest rendering, for a scrape racing an observation
+        self.version = 0  # observations so far
+        self.text = b""  # the newest rendering, of `rendered_version`: stale while it lags `version`
+        self.rendered_version = -1
 
     def snapshot(self) -> tuple[list[int], float]:
         return list(self.counts), self.sum
@@ -162,7 +160,6 @@ class SeriesHistogram(_Family):
             series.counts[min(index, len(self.bounds) - 1)] += 1
             series.sum += value
             series.version += 1
-            series.block = None
 
     def _render(self, series: _Series, values: tuple) -> str:
         counts, total = values
@@ -194,7 +191,6 @@ class SeriesCounter(_Family):
         with self._lock:
             series.sum += amount
             series.version += 1
-            series.block = None
 
     def _render(self, series: _Series, values: tuple) -> str:
         return f"{series.prefixes[0]}{floatToGoString(values[1])}\n"

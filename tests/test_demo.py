@@ -17,18 +17,13 @@ import httpx
 import pytest
 
 from monitor.demo.cast import PROVIDERS
+from tests.net import free_port
 
 FIRSTTOKEN = [sys.executable, "-m", "monitor"]
 BOOT_TIMEOUT_S = 240.0  # a 3 h backfill and Streamlit's start on a busy 2-core machine
 ALL_SIM_SERIES = {
     (p.name, m, r, prompt) for p in PROVIDERS for m in p.models for r in p.regions for prompt in ("short", "rag-4k")
 }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Demo:

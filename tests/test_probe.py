@@ -14,6 +14,7 @@ from monitor.eventloop import run_async
 from monitor.http import ClientLanes, warm_up
 from monitor.probe import probe_target
 from monitor.sample import Sample
+from tests.faults.kinds import FAULT_KINDS
 
 
 def probe_all(targets, *, concurrency: int = 1, repeat: int = 1, secrets=()) -> list[Sample]:
@@ -58,9 +59,12 @@ def raw_socket_overheads_ms(simulator, model: str, n: int) -> list[float]:
             while not buf.endswith(b"0\r\n\r\n"):
                 data = await reader.read(65536)
                 now = time.perf_counter_ns()
+                if not data:  # the simulator closed the connection: fail, never spin
+                    raise AssertionError(f"connection closed before the stream ended: {buf[-200:]!r}")
                 if first is None and b'"content":"' in data.replace(b'"content":""', b""):
                     first = now
                 buf += data
+            assert first is not None, buf[-200:]
             request_id = buf.split(b"x-request-id: ")[1].split(b"\r\n")[0].decode()
             truth = simulator.truth(request_id)
             out.append((first - t0) / 1e6 - (truth["first_token_ns"] - truth["arrival_ns"]) / 1e6)
@@ -135,25 +139,10 @@ def test_cache_busting_nonce_makes_every_prompt_different(simulator, make_target
     assert len({simulator.truth(s.request_id).get("body_sha256") for s in samples}) == 1
 
 
-FAULTS = {
-    "rate_limited": "rate_limited",
-    "server_error": "server_error",
-    "overloaded": "server_error",
-    "auth": "auth",
-    "client_error": "client_error",
-    "echo_key": "auth",
-    "reset": "truncated",
-    "truncate": "truncated",
-    "malformed": "protocol",
-    "stream_error": "stream_error",
-    "empty": "empty",
-    "huge_line": "protocol",
-    "invalid_utf8": "protocol",
-    "html": "protocol",
-    "html_502": "server_error",
-    "hang": "timeout",
-    "slow_headers": "timeout",
-}
+def test_the_fault_table_covers_every_simulated_fault():
+    from monitor.simulator.behaviour import FAULTS
+
+    assert set(FAULT_KINDS) == set(FAULTS)
 
 
 DELAY = {"slow_headers": ":fault_delay_ms=3000"}
@@ -163,12 +152,12 @@ DELAY = {"slow_headers": ":fault_delay_ms=3000"}
 def test_every_fault_has_its_error_kind(make_target, protocol):
     targets = [
         make_target(f"sim:ttft=20:itl=2:tokens=8:fault={fault}{DELAY.get(fault, '')}", protocol, ttft_timeout="1s")
-        for fault in FAULTS
+        for fault in FAULT_KINDS
     ]
     samples = probe_all(targets, concurrency=len(targets))
     got = {s.model.split("fault=")[1].split(":")[0]: s for s in samples}
-    assert len(got) == len(FAULTS)
-    for fault, kind in FAULTS.items():
+    assert len(got) == len(FAULT_KINDS)
+    for fault, kind in FAULT_KINDS.items():
         sample = got[fault]
         assert not sample.ok, fault
         assert sample.error_kind == kind, (fault, sample.error_kind, sample.error_message)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -15,13 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.net import free_port
+
 FIRSTTOKEN = [sys.executable, "-m", "monitor"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def write_config(path: Path, simulator, models: list[str], db: Path, interval: str = "1s") -> None:

@@ -76,7 +76,7 @@ def step_rule(
     for key, record in inp.live.items():
         if record.scope.kind == TARGET and key not in member_keys:
             # Target gone from the config, or the rule no longer matches it: the alert cannot resolve itself.
-            closed.append(_close(record, now, None, reason="no longer evaluated"))
+            closed.append(_close(record, now, None, "no longer evaluated", rule.reference))
     groups_closed, groups_live = step_groups(rule, inp.live, live, inp.members, now, policy)
     closed += groups_closed
     released = dict(inp.groups_resolved_at)
@@ -155,9 +155,7 @@ def _observe(record: AlertRecord, ev: Evaluation, at: datetime, reference: str) 
     )
 
 
-def _close(
-    record: AlertRecord, at: datetime, ev: Evaluation | None, reason: str = "", reference: str = "baseline"
-) -> AlertRecord:
+def _close(record: AlertRecord, at: datetime, ev: Evaluation | None, reason: str, reference: str) -> AlertRecord:
     """A pending record that closes is dropped (state stays pending); a firing one resolves."""
     if record.state == PENDING:
         return record

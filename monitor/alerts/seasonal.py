@@ -31,6 +31,7 @@ import math
 from typing import Any
 
 from monitor.alerts.base import DAY_S, HOUR_S
+from monitor.alerts.stats import median
 
 BINS = 24
 HARMONICS = 2
@@ -73,7 +74,7 @@ class DailyProfile:
         learn = self.day is not None and new_day == self.day + 1 and sum(n > 0 for n in self.counts) >= MIN_HOURS
         if learn:
             means = [s / n if n else None for s, n in zip(self.sums, self.counts, strict=True)]
-            centre = _median([m for m in means if m is not None])
+            centre = median([m for m in means if m is not None])
             self._remember([*self.history, [None if m is None else m - centre for m in means]])
         self.day = new_day
         self.sums = [0.0] * BINS
@@ -88,7 +89,7 @@ class DailyProfile:
         hourly: list[float | None] = []
         for h in range(BINS):
             seen = [day[h] for day in self.history if day[h] is not None]
-            hourly.append(_median(seen) if seen else None)  # type: ignore[arg-type]
+            hourly.append(median(seen) if seen else None)  # type: ignore[arg-type]
         shape = _fill_gaps(hourly)
         centre = sum(shape) / BINS
         self.coef = _harmonics([v - centre for v in shape])
@@ -118,12 +119,6 @@ def cycle_offset(coef: list[float], ts: float) -> float:
     c1, s1 = math.cos(theta), math.sin(theta)
     # Second harmonic from the first by the double-angle formulas: two trig calls per offset, not four.
     return coef[0] * c1 + coef[1] * s1 + coef[2] * (c1 * c1 - s1 * s1) + coef[3] * (2 * s1 * c1)
-
-
-def _median(values: list[float]) -> float:
-    s = sorted(values)
-    n = len(s)
-    return (s[(n - 1) // 2] + s[n // 2]) / 2
 
 
 def _fill_gaps(values: list[float | None]) -> list[float]:

@@ -23,7 +23,8 @@ import math
 import random
 from dataclasses import dataclass, field
 
-DAY_S = 86_400.0
+from monitor.alerts.base import DAY_S
+
 # 2026-01-05T00:00:00Z, a Monday: series start at midnight so the cycle phase is explicit.
 EPOCH_S = 1_767_571_200.0
 
@@ -75,9 +76,6 @@ class Series:
     noise: Noise = field(default_factory=Noise)
     phase: float = 0.0  # of the daily cycle, radians at the series' first sample
     start_s: float = EPOCH_S
-
-    def timestamp(self, index: int) -> float:
-        return self.start_s + index * self.interval_s
 
     def points(self):
         """(timestamp_s, value or None) in order, as a probe agent would record them."""

@@ -19,10 +19,9 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from monitor.cli import DEFAULT_CONFIG
+from monitor.config_schema import METRICS
 from monitor.errors import UsageError
-
-DEFAULT_CONFIG = "firsttoken.yaml"
-METRICS = ("ttft_ms", "ttft_answer_ms", "total_ms", "tps", "error_rate")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

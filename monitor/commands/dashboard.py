@@ -87,23 +87,38 @@ def start_dashboard(
     return subprocess.Popen(command, env=dashboard_env(config_path, database_url), **popen_kwargs)
 
 
-def wait_until_up(port: int, timeout_s: float = 30.0, host: str = DEFAULT_HOST) -> bool:
-    """True once Streamlit answers its health check on `host:port`, False after `timeout_s`."""
+def dashboard_healthy(port: int, host: str = DEFAULT_HOST, timeout_s: float = 2.0) -> bool:
+    """Streamlit's own health endpoint answers 200 once the app server is up."""
     import httpx
 
     probe_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    try:
+        with socket.create_connection((probe_host, port), timeout=min(1.0, timeout_s)):
+            pass
+        return httpx.get(f"http://{probe_host}:{port}/_stcore/health", timeout=timeout_s).status_code == 200
+    except (OSError, httpx.HTTPError):
+        return False
+
+
+def wait_until_up(port: int, timeout_s: float = 30.0, host: str = DEFAULT_HOST) -> bool:
+    """True once Streamlit answers its health check on `host:port`, False after `timeout_s`."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        try:
-            with socket.create_connection((probe_host, port), timeout=1):
-                pass
-            response = httpx.get(f"http://{probe_host}:{port}/_stcore/health", timeout=2)
-            if response.status_code == 200:
-                return True
-        except (OSError, httpx.HTTPError):
-            pass
+        if dashboard_healthy(port, host):
+            return True
         time.sleep(0.25)
     return False
+
+
+def stop_process(process: subprocess.Popen, timeout_s: float = 10.0) -> None:
+    """SIGTERM, then SIGKILL after `timeout_s`; reaped either way."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -134,9 +149,4 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 0
     finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop_process(process)

@@ -167,6 +167,3 @@ class DemoSource:
             fault="rate_limited" if limited_share > 0 else base.fault,
             fault_probability=limited_share if limited_share > 0 else base.fault_probability,
         )
-
-    def active(self, now_s: float) -> list[Incident]:
-        return [i for i in self.incidents if i.start_s <= now_s < i.end_s]

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -20,10 +21,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from monitor.commands.dashboard import stop_process
 from monitor.demo import wiring
 from monitor.demo.backfill import Job, WorkerPool, auto_evaluate_every_s, auto_interval_s, backfill
 from monitor.demo.cast import PROVIDERS, long_prompt_text
-from monitor.demo.demo_config import DEMO_AGENT, LONG_PROMPT_FILE, config_text, real_providers_in, sqlite_url
+from monitor.demo.demo_config import (
+    DEMO_AGENT,
+    LONG_PROMPT_FILE,
+    REAL_INTERVAL,
+    config_text,
+    real_providers_in,
+    sqlite_url,
+)
 from monitor.demo.incidents import DemoSource, schedule
 from monitor.demo.progress import ProgressBar
 
@@ -52,6 +61,13 @@ class DemoOptions:
     workers: int = field(default_factory=lambda: min(4, os.cpu_count() or 1))  # 0: backfill in this process
     seed: int | None = None
 
+    @property
+    def dashboard_url(self) -> str:
+        return f"http://localhost:{self.port}"
+
+
+DASHBOARD_LOG = "dashboard.log"  # beside the demo's config
+
 
 def say(text: str) -> None:
     print(f"firsttoken demo: {text}", file=sys.stderr, flush=True)
@@ -78,10 +94,10 @@ async def run_demo(options: DemoOptions, pool: WorkerPool | None = None) -> int:
         config = load_config(config_path)
         real = sorted({t.provider for t in config.targets} - SIM_PROVIDERS)
         if real:
-            say(f"also probing real providers every 10 minutes: {', '.join(real)}")
+            say(f"also probing real providers every {REAL_INTERVAL}: {', '.join(real)}")
         await asyncio.to_thread(migrate, config.database_url)
         if options.dashboard:
-            log_path = config_path.parent / "dashboard.log"
+            log_path = config_path.parent / DASHBOARD_LOG
             dashboard = wiring.start_dashboard(
                 str(config_path), config.database_url, options.port, options.host, log_path
             )
@@ -94,7 +110,7 @@ async def run_demo(options: DemoOptions, pool: WorkerPool | None = None) -> int:
         return 0
     finally:
         if dashboard is not None:
-            await asyncio.to_thread(wiring.stop_dashboard, dashboard)
+            await asyncio.to_thread(stop_process, dashboard)
         await simulator.stop()
 
 
@@ -104,7 +120,7 @@ def write_workdir(options: DemoOptions, simulator_url: str) -> Path:
     (workdir / LONG_PROMPT_FILE).parent.mkdir(parents=True, exist_ok=True)
     (workdir / LONG_PROMPT_FILE).write_text(long_prompt_text(), encoding="utf-8")
     real = real_providers_in(os.environ) if options.real_providers else []
-    dashboard_url = f"http://localhost:{options.port}" if options.dashboard else None
+    dashboard_url = options.dashboard_url if options.dashboard else None
     database_url = sqlite_url(options.db_path)
     text = config_text(
         simulator_url=simulator_url,
@@ -220,14 +236,14 @@ async def run_live(options: DemoOptions, config, config_path: str, dashboard, st
     watcher = asyncio.create_task(_forward(stop, service))
     try:
         if dashboard is not None:
-            up = await wiring.wait_for_dashboard(dashboard, options.port, DASHBOARD_BOOT_TIMEOUT_S, task)
-            url = f"http://localhost:{options.port}"
+            up = await wiring.wait_for_dashboard(dashboard, options.host, options.port, DASHBOARD_BOOT_TIMEOUT_S, task)
+            url = options.dashboard_url
             if up:
                 print(f"firsttoken demo: dashboard on {url} (Ctrl-C stops everything)", flush=True)
                 if options.browser:
                     wiring.open_browser(url)
             elif not task.done():
-                log_path = Path(config_path).parent / "dashboard.log"
+                log_path = Path(config_path).parent / DASHBOARD_LOG
                 say(f"the dashboard did not come up on {url}; the service goes on without it. {log_path} ends:")
                 print(wiring.log_tail(log_path), file=sys.stderr)
         else:
@@ -238,10 +254,7 @@ async def run_live(options: DemoOptions, config, config_path: str, dashboard, st
         if not task.done():
             service.stop()
             await task
-        with contextlib.suppress(OSError):
-            for path in Path(spool).iterdir():
-                path.unlink()
-            Path(spool).rmdir()
+        shutil.rmtree(spool, ignore_errors=True)
 
 
 async def _unless_stopped(work: asyncio.Future, stop: asyncio.Event):

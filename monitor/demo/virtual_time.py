@@ -50,10 +50,6 @@ class VirtualClock:
         seconds, ns = divmod(self.now_ns, NS_PER_S)
         return datetime.fromtimestamp(seconds, UTC).replace(microsecond=ns // 1000)
 
-    @property
-    def now_s(self) -> float:
-        return self.now_ns / NS_PER_S
-
     def set_s(self, epoch_s: float) -> None:
         """Jump to `epoch_s` (backwards too: each backfill probe starts where it is scheduled)."""
         self.now_ns = round(epoch_s * NS_PER_S)
@@ -75,11 +71,9 @@ class VirtualTransport(httpx.AsyncBaseTransport):
         self.rng = random.Random(seed)
         self._ids = itertools.count(1)
         self.last: Timeline | None = None
-        self.requests = 0
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         arrival_ns = self.clock.perf_ns()
-        self.requests += 1
         request_id = f"req_virtual{next(self._ids):012x}"
         raw = request.url.raw_path.decode("ascii")
         path, _, query = raw.partition("?")

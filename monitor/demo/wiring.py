@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
+from monitor.commands import dashboard as commands_dashboard
 
 LIVE_EVALUATE_EVERY_S = 10.0  # live probes come every 30 s: judge each soon after it lands
 LIVE_DELIVER_EVERY_S = 2.0
@@ -119,10 +119,8 @@ def start_dashboard(config_path: str, database_url: str, port: int, host: str, l
     In its own session, the terminal's SIGINT does not reach it: the demo
     stops it itself, after the service, so the order of shutdown is ours.
     """
-    from monitor.commands.dashboard import start_dashboard as start
-
     with open(log_path, "wb") as log:
-        return start(
+        return commands_dashboard.start_dashboard(
             config_path, database_url, port, host, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
 
@@ -134,35 +132,17 @@ def log_tail(log_path: Path, lines: int = 15) -> str:
         return ""
 
 
-def dashboard_healthy(port: int, timeout_s: float = 1.0) -> bool:
-    """Streamlit's own health endpoint answers 200 once the app server is up."""
-    try:
-        return httpx.get(f"http://127.0.0.1:{port}/_stcore/health", timeout=timeout_s).status_code == 200
-    except httpx.HTTPError:
-        return False
-
-
-async def wait_for_dashboard(process: subprocess.Popen, port: int, timeout_s: float, service_task) -> bool:
+async def wait_for_dashboard(process: subprocess.Popen, host: str, port: int, timeout_s: float, service_task) -> bool:
     """Poll until the dashboard answers; give up if it exits, the service stops, or time runs out."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
     while loop.time() < deadline and not service_task.done():
         if process.poll() is not None:
             return False
-        if await asyncio.to_thread(dashboard_healthy, port):
+        if await asyncio.to_thread(commands_dashboard.dashboard_healthy, port, host, 1.0):
             return True
         await asyncio.sleep(0.25)
     return False
-
-
-def stop_dashboard(process: subprocess.Popen, timeout_s: float = 10.0) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def can_open_browser() -> bool:

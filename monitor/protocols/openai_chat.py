@@ -99,9 +99,6 @@ class ChatCompletionsParser(SSEStreamParser):
         return []
 
     def _on_event(self, name: str, data: str, out: list[Event]) -> None:
-        self._on_data(data, out)
-
-    def _on_data(self, data: str, out: list[Event]) -> None:
         if self._done:
             return
         if data.strip() == "[DONE]":

@@ -18,11 +18,22 @@ from monitor.simulator.truth import TruthRecord
 from monitor.simulator.wire.base import Outcome, WireEncoder
 
 HUGE_LINE_BYTES = 10 * 1024 * 1024
-_BREAKING = frozenset({"reset", "truncate", "stream_error", "throttle_stream"})
-_INJECTED = frozenset({"malformed", "invalid_utf8"})
+BREAKING = frozenset({"reset", "truncate", "stream_error", "throttle_stream"})
+INJECTED = frozenset({"malformed", "invalid_utf8"})
 _SLICE_NS = 500_000_000  # long waits are cut in slices to notice a vanished client
 
 Sleeper = Callable[[int], Awaitable[None]]
+
+
+def chunk_bytes(enc: WireEncoder, reasoning: bool, text: str, tokens: int, fault: str | None, due: bool) -> bytes:
+    """One chunk on the wire, carrying its injected fault when one is due (live streams and timelines)."""
+    if due and fault == "invalid_utf8":
+        data = enc.corrupt_delta(reasoning, text, tokens)
+    else:
+        data = enc.delta(reasoning, text, tokens)
+    if due and fault == "malformed":
+        data = enc.malformed() + data
+    return data
 
 
 async def _sleep_until_uvloop(deadline_ns: int) -> None:
@@ -107,25 +118,20 @@ class StreamRunner:
         end_deadline = self._base_ns + plan.ttft_ns  # no tokens (empty): the end comes at TTFT
         for chunk in plan.chunks():
             deadline = end_deadline = self._base_ns + chunk.offset_ns
-            if fault in _BREAKING and self.rec.token_count >= plan.fault_after_tokens:
+            if fault in BREAKING and self.rec.token_count >= plan.fault_after_tokens:
                 if await self.wait_until(deadline):
                     self._break(fault)
                 return
             text = self._text(chunk.reasoning, chunk.start, chunk.tokens)
-            due = fault in _INJECTED and not struck and self.rec.token_count >= plan.fault_after_tokens
-            if due and fault == "invalid_utf8":
-                data = enc.corrupt_delta(chunk.reasoning, text, chunk.tokens)
-            else:
-                data = enc.delta(chunk.reasoning, text, chunk.tokens)
-            if due and fault == "malformed":
-                data = enc.malformed() + data
+            due = fault in INJECTED and not struck and self.rec.token_count >= plan.fault_after_tokens
+            data = chunk_bytes(enc, chunk.reasoning, text, chunk.tokens, fault, due)
             struck = struck or due
             if not await self.wait_until(deadline):
                 return
             t_ns = time.perf_counter_ns()
             conn.write_chunk(data)
             self._stamp_tokens(t_ns, chunk.reasoning, chunk.tokens)
-        if fault in _BREAKING:  # due after the last token
+        if fault in BREAKING:  # due after the last token
             if await self.wait_until(end_deadline):
                 self._break(fault)
             return

@@ -24,13 +24,12 @@ from monitor.simulator.catalogue import BehaviourSource
 from monitor.simulator.plan import StreamPlan, estimate_prompt_tokens, make_plan
 from monitor.simulator.request import HttpError, Request
 from monitor.simulator.server import _HTTP_ERRORS, HTML_502, HTML_PAGE, split_region
+from monitor.simulator.stream import BREAKING, INJECTED, chunk_bytes
 from monitor.simulator.text import ANSWER_PIECES, REASONING_PIECES, token_text
 from monitor.simulator.wire import StreamInfo, WireEncoder, find_route
 from monitor.simulator.wire.base import ERROR_MESSAGES, Outcome
 
 HANG_NS = 10 * 86_400 * 10**9  # "never": past any probe timeout
-_BREAKING = frozenset({"reset", "truncate", "stream_error", "throttle_stream"})
-_INJECTED = frozenset({"malformed", "invalid_utf8"})
 _SOCKET_ONLY = frozenset({"huge_line", "trickle"})
 
 Ending = Literal["complete", "reset", "hang"]
@@ -57,10 +56,6 @@ class Timeline:
     model: str | None = None
     region: str | None = None
     first_token_ns: int | None = None  # offset of the first token-bearing piece: the truth for TTFT
-
-    @property
-    def planned_ttft_ms(self) -> float | None:
-        return None if self.plan is None else self.plan.ttft_ns / 1e6
 
 
 def respond(req: Request, source: BehaviourSource, rng: random.Random, *, now_s: float, request_id: str) -> Timeline:
@@ -132,21 +127,16 @@ def _stream(enc: WireEncoder, request_id: str, **where) -> Timeline:
     struck = False
     for chunk in plan.chunks():
         end_ns = base + chunk.offset_ns
-        if fault in _BREAKING and sent >= plan.fault_after_tokens:
+        if fault in BREAKING and sent >= plan.fault_after_tokens:
             return _broken(enc, headers, pieces, end_ns, first_token_ns, **where)
         text = token_text(REASONING_PIECES if chunk.reasoning else ANSWER_PIECES, chunk.start, chunk.tokens)
-        due = fault in _INJECTED and not struck and sent >= plan.fault_after_tokens
-        if due and fault == "invalid_utf8":
-            data = enc.corrupt_delta(chunk.reasoning, text, chunk.tokens)
-        else:
-            data = enc.delta(chunk.reasoning, text, chunk.tokens)
-        if due and fault == "malformed":
-            data = enc.malformed() + data
+        due = fault in INJECTED and not struck and sent >= plan.fault_after_tokens
+        data = chunk_bytes(enc, chunk.reasoning, text, chunk.tokens, fault, due)
         struck = struck or due
         pieces.append(Piece(end_ns, data))
         first_token_ns = end_ns if first_token_ns is None else first_token_ns
         sent += chunk.tokens
-    if fault in _BREAKING:
+    if fault in BREAKING:
         return _broken(enc, headers, pieces, end_ns, first_token_ns, **where)
     if fault == "malformed" and not struck:
         pieces.append(Piece(end_ns, enc.malformed()))

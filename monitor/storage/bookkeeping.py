@@ -56,14 +56,10 @@ def record_batch(conn: Connection, samples: Sequence[Sample], targets: Sequence[
     current_hour_s = now.timestamp() // 3600 * 3600
     for s in samples:
         started = s.started_at
-        if started > agents.get(s.agent, started):
+        if s.agent not in agents or started > agents[s.agent]:
             agents[s.agent] = started
-        else:
-            agents.setdefault(s.agent, started)
-        if started < firsts.get(s.target, started):
+        if s.target not in firsts or started < firsts[s.target]:
             firsts[s.target] = started
-        else:
-            firsts.setdefault(s.target, started)
         aware = started if started.tzinfo is not None else started.replace(tzinfo=UTC)  # naive means UTC
         hour_s = aware.timestamp() // 3600 * 3600
         if hour_s < current_hour_s:

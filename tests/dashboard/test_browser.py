@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from monitor.commands.dashboard import start_dashboard, wait_until_up
 from monitor.storage import migrate
 from monitor.storage.db import make_engine
 from tests.dashboard.seed import seed
+from tests.net import free_port
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -42,12 +42,6 @@ RENDERED = """() => document.querySelectorAll('[data-testid="stSkeleton"]').leng
 pytestmark = pytest.mark.slow
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def dashboard_url(tmp_path_factory):
     if not os.path.exists(CHROMIUM):
@@ -63,7 +57,7 @@ def dashboard_url(tmp_path_factory):
     migrate.upgrade(engine)
     seed(engine)
     engine.dispose()
-    port = _free_port()
+    port = free_port()
     log = (tmp_path_factory.getbasetemp() / "streamlit.log").open("w")
     process = start_dashboard(None, url, port, stdout=log, stderr=log)
     try:

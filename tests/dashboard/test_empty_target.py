@@ -57,20 +57,21 @@ def test_trends_of_an_unprobed_target_say_there_are_no_samples(app, with_unprobe
     assert any("No samples for these 1 targets" in i for i in infos(at)), infos(at)
 
 
-def test_samples_of_an_unprobed_target_say_none_match(app, with_unprobed_target):
+@pytest.mark.parametrize(
+    ("page", "picker", "choice", "message"),
+    [
+        ("samples", "samples-target", NEW.id, f"No samples of `{NEW.id}`"),
+        ("health", "health-provider", NEW.provider, f"No samples from {NEW.provider}"),
+    ],
+)
+def test_picking_the_unprobed_target_says_there_are_no_samples(
+    app, with_unprobed_target, page, picker, choice, message
+):
     at = app(with_unprobed_target).run()
-    at.switch_page("pages/samples.py").run()
-    at.selectbox(key="samples-target").set_value(NEW.id).run()
+    at.switch_page(f"pages/{page}.py").run()
+    at.selectbox(key=picker).set_value(choice).run()
     assert not problems(at), problems(at)
-    assert any(f"No samples of `{NEW.id}`" in i for i in infos(at)), infos(at)
-
-
-def test_health_of_a_provider_never_probed_says_so(app, with_unprobed_target):
-    at = app(with_unprobed_target).run()
-    at.switch_page("pages/health.py").run()
-    at.selectbox(key="health-provider").set_value(NEW.provider).run()
-    assert not problems(at), problems(at)
-    assert any(f"No samples from {NEW.provider}" in i for i in infos(at)), infos(at)
+    assert any(message in i for i in infos(at)), infos(at)
 
 
 def test_overview_counts_the_unprobed_target_as_no_data(app, with_unprobed_target):

@@ -11,7 +11,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -27,17 +26,12 @@ from sqlalchemy import select
 from monitor.storage.db import make_engine
 from monitor.storage.models import SampleRow
 from tests.conftest import BASE_PATH
+from tests.net import free_port
 
 FIRSTTOKEN = [sys.executable, "-m", "monitor"]
 # What an unhandled exception leaves in a log; the service must log none of them.
 RECORD_START = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (DEBUG|INFO|WARNING|ERROR|CRITICAL) ")
 CRASH_MARKERS = ("Traceback", "Exception", "Error in ", "exception was never retrieved", "was destroyed but")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for(predicate: Callable[[], Any], timeout_s: float, what: str, interval_s: float = 0.2) -> Any:

@@ -16,7 +16,7 @@ from monitor.eventloop import run_async
 from monitor.http import ClientLanes, warm_up
 from monitor.probe import probe_target
 from monitor.protocols import protocol_names
-from tests.faults.test_provider_faults import FAULT_KINDS
+from tests.faults.kinds import FAULT_KINDS
 
 # Ollama's in-stream errors are free text; a rate limit there arrives as HTTP 503.
 EXCEPTIONS = {("ollama", "throttle_stream"): "stream_error"}

@@ -22,29 +22,8 @@ from tests.faults.harness import (
     wait_for,
     write_config,
 )
+from tests.faults.kinds import FAULT_KINDS
 
-# Each fault, and the error_kind DESIGN §1 files it under (through openai-chat).
-FAULT_KINDS = {
-    "rate_limited": "rate_limited",
-    "server_error": "server_error",
-    "overloaded": "server_error",
-    "auth": "auth",
-    "client_error": "client_error",
-    "echo_key": "auth",
-    "hang": "timeout",
-    "slow_headers": "timeout",  # headers after 5 s, past the 3 s ttft_timeout
-    "reset": "truncated",
-    "truncate": "truncated",
-    "malformed": "protocol",
-    "stream_error": "stream_error",
-    "empty": "empty",
-    "huge_line": "protocol",
-    "invalid_utf8": "protocol",
-    "html": "protocol",
-    "html_502": "server_error",
-    "trickle": "timeout",  # one byte per second: no token before the ttft_timeout
-    "throttle_stream": "rate_limited",
-}
 HEALTHY = [f"sim:ttft=30:itl=2:tokens=8:jitter=0:output_tokens={8 + i}" for i in range(6)]
 # A 429 storm: many targets of one provider answering mostly 429, some 500/503.
 STORM = [f"sim:ttft=5:tokens=4:fault=rate_limited:fault_p=0.9:errors=0.1:output_tokens={4 + i}" for i in range(12)]
