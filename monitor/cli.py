@@ -42,6 +42,7 @@ COMMANDS = {
     "backtest": ("backtest", "replay a series through the alert detector"),
     "silence": ("silence", "add, list or expire silences"),
     "check-config": ("check_config", "validate the config and print the expanded matrix"),
+    "schema": ("schema", "print the JSON Schema of firsttoken.yaml (for editors)"),
     "db": ("db", "database schema: upgrade (migrate to the newest) or current"),
     "dashboard": ("dashboard", "start the Streamlit dashboard on the configured database"),
     "simulate": ("simulate", "run only the simulated providers"),

@@ -15,7 +15,7 @@ from typing import TextIO
 from urllib.parse import urlsplit, urlunsplit
 
 from monitor.config import load_config
-from monitor.config_schema import Config, ConfigError
+from monitor.config import Config, ConfigError
 from monitor.redact import MASK, redact
 from monitor.units import format_duration
 
@@ -92,7 +92,7 @@ def summary(config: Config) -> str:
 
 def notes(config: Config) -> list[str]:
     """Things that load fine but will surprise: an unused provider, a protocol not in this build."""
-    from monitor.config_sources import registered_protocols
+    from monitor.config import registered_protocols
 
     out = []
     used = {t.provider for t in config.targets}

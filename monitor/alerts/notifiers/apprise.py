@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from monitor.alerts.notifiers.base import DeliveryError
 from monitor.alerts.summary import format_value
-from monitor.config_schema import AppriseConfig
+from monitor.config.notifiers import AppriseConfig
 from monitor.redact import redact
 
 TIMEOUT_S = 20.0

@@ -6,7 +6,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
 
-from monitor.config_schema import LogNotifierConfig
+from monitor.config.notifiers import LogNotifierConfig
 
 
 def format_line(body: Mapping[str, Any], event: str) -> str:

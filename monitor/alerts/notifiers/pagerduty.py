@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from monitor.alerts.notifiers.base import USER_AGENT, post
-from monitor.config_schema import PagerDutyConfig
+from monitor.config.notifiers import PagerDutyConfig
 
 MAX_SUMMARY = 1024  # PagerDuty truncates longer summaries
 MAX_DEDUP_KEY = 255

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from monitor.alerts.notifiers.base import USER_AGENT, post
-from monitor.config_schema import WebhookConfig
+from monitor.config.notifiers import WebhookConfig
 
 SIGNATURE_HEADER = "X-Firsttoken-Signature"
 DELIVERY_HEADER = "X-Firsttoken-Delivery"

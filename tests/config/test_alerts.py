@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from monitor.config_schema import AppriseConfig, LogNotifierConfig, PagerDutyConfig, WebhookConfig, scope_matches
+from monitor.config import AppriseConfig, LogNotifierConfig, PagerDutyConfig, WebhookConfig, scope_matches
 from tests.config_helpers import errors, load, minimal, one_error
 
 
