@@ -14,8 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import TextIO
 from urllib.parse import urlsplit, urlunsplit
 
-from monitor.config import load_config
-from monitor.config import Config, ConfigError
+from monitor.config import Config, ConfigError, load_config
 from monitor.redact import MASK, redact
 from monitor.units import format_duration
 
