@@ -13,16 +13,7 @@
 
 from monitor.config.errors import ConfigError
 from monitor.config.loader import load_config, load_config_text
-from monitor.config.notifiers import (
-    NOTIFIER_TYPES,
-    PAGERDUTY_URL,
-    AlertmanagerConfig,
-    AppriseConfig,
-    LogNotifierConfig,
-    NotifierConfig,
-    PagerDutyConfig,
-    WebhookConfig,
-)
+from monitor.config.notifiers import NotifierConfig, notifier_types
 from monitor.config.prompts import Expect, Prompt, Reasoning, ResponseFormat, Synthetic, ToolExpect
 from monitor.config.schema import (
     CHANGE_METRICS,
@@ -46,10 +37,23 @@ from monitor.config.schema import (
 )
 from monitor.config.values import Config, Target
 
+# fmt: off
 __all__ = [
-    "CHANGE_METRICS", "DAY", "HOUR", "LATENCY_METRICS", "METRICS", "MINUTE", "NOTIFIER_TYPES", "PAGERDUTY_URL",
-    "SCOPE_LABELS", "AlertRule", "Alerting", "AlertmanagerConfig", "AppriseConfig", "Budget", "Check", "Config",
-    "ConfigError", "Defaults", "Expect", "LogNotifierConfig", "NotifierConfig", "PagerDutyConfig", "Price", "Prompt",
+    "CHANGE_METRICS", "DAY", "HOUR", "LATENCY_METRICS", "METRICS", "MINUTE", "SCOPE_LABELS", "AlertRule", "Alerting",
+    "Budget", "Check", "Config", "ConfigError", "Defaults", "Expect", "NotifierConfig", "Price", "Prompt",
     "Provider", "Reasoning", "ResponseFormat", "Retention", "Silence", "Synthetic", "Target", "ToolExpect",
-    "WebhookConfig", "load_config", "load_config_text", "registered_protocols", "scope_matches",
-]  # fmt: skip
+    "load_config", "load_config_text", "notifier_types", "registered_protocols", "scope_matches",
+]
+# fmt: on
+
+# The built-in notifier configs live in their notifier's module (monitor/alerts/notifiers/); they are
+# re-exported here, looked up on first use, so importing the config imports no notifier.
+_NOTIFIER_CONFIGS = ("AlertmanagerConfig", "AppriseConfig", "LogNotifierConfig", "PagerDutyConfig", "WebhookConfig")
+__all__ += _NOTIFIER_CONFIGS
+
+
+def __getattr__(name: str) -> type[NotifierConfig]:
+    found = {cls.__name__: cls for cls in notifier_types().values()}
+    if name in _NOTIFIER_CONFIGS and name in found:
+        return found[name]
+    raise AttributeError(f"module 'monitor.config' has no attribute {name!r}")

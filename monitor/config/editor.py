@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import warnings
-from typing import Any
+from typing import Any, Union
 
 from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
 
+from monitor.config.notifiers import notifier_types
 from monitor.config.schema import FileSpec
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -29,6 +30,12 @@ def json_schema() -> dict[str, Any]:
     with warnings.catch_warnings():  # read-only mapping defaults are not JSON: they are left out
         warnings.simplefilter("ignore")
         schema = TypeAdapter(FileSpec).json_schema(by_alias=True, mode="validation", schema_generator=_Generator)
+        # A notifier entry is one of the notifier modules' configs, whichever are installed.
+        kinds = tuple(notifier_types().values())
+        union = TypeAdapter(Union[kinds]).json_schema(by_alias=True, schema_generator=_Generator)  # noqa: UP007
+    schema["$defs"].pop("NotifierConfig", None)
+    schema["$defs"].update(union.pop("$defs", {}))
+    schema["properties"]["notifiers"]["items"] = union
     return {"$schema": DIALECT, **schema, "title": "firsttoken.yaml"}
 
 

@@ -1,31 +1,28 @@
-"""`notifiers:` entries: the common fields, one config per type, and the `type:` that picks it."""
+"""`notifiers:` entries: the fields every notifier has, and the `type:` that picks its config.
+
+Each notifier type is one module in `monitor/alerts/notifiers/`, holding its
+config (a `NotifierConfig` subclass naming its `type`, with its secret fields
+typed `SecretText`), and its `create(config, secrets)`. The modules are
+found by scanning that package, so adding a type edits no table here. The
+package is named, not imported: the config does not depend on alerting;
+alerting's notifiers depend on the config.
+"""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Mapping
-from dataclasses import field
-from typing import Annotated, Any, ClassVar, Union
+from functools import cache
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BeforeValidator, Field, PlainValidator, TypeAdapter
+from pydantic import PlainValidator, TypeAdapter
 
-from monitor.config.errors import did_you_mean, fail, kind, problem
-from monitor.config.fields import (
-    Headers,
-    Name,
-    Names,
-    NonEmpty,
-    OptionalSecret,
-    SecretText,
-    Url,
-    alias,
-    check_url,
-    empty,
-    seconds,
-    spec,
-)
+from monitor.config.errors import did_you_mean, fail, kind
+from monitor.config.fields import Name, Names, seconds, spec
 
-PAGERDUTY_URL = "https://events.pagerduty.com/v2/enqueue"
-Timeout = seconds(300.0)
+PLUGINS = "monitor.alerts.notifiers"  # one module per notifier type
+Timeout = seconds(300.0)  # a receiver that takes longer is down, as far as paging goes
 
 
 @spec(kw_only=True)
@@ -38,86 +35,48 @@ class NotifierConfig:
         return not self.severities or severity in self.severities
 
 
-@spec(kw_only=True)
-class WebhookConfig(NotifierConfig):
-    type: ClassVar[str] = "webhook"
-    url: Url
-    secret: OptionalSecret = field(default=None, repr=False)  # HMAC-SHA256 key for X-Firsttoken-Signature
-    headers: Headers = field(default_factory=empty, repr=False, hash=False)
-    timeout_s: Timeout = alias("timeout", 10.0)
+@cache
+def _scan() -> tuple[type[NotifierConfig], ...]:
+    package = importlib.import_module(PLUGINS)
+    found: list[type[NotifierConfig]] = []
+    for module_info in pkgutil.iter_modules(package.__path__):  # sorted by module name
+        module = importlib.import_module(f"{PLUGINS}.{module_info.name}")
+        found += [
+            v
+            for v in vars(module).values()
+            if isinstance(v, type) and issubclass(v, NotifierConfig) and "type" in v.__dict__ and v.type
+        ]
+    return tuple(dict.fromkeys(found))
 
 
-@spec(kw_only=True)
-class PagerDutyConfig(NotifierConfig):
-    type: ClassVar[str] = "pagerduty"
-    routing_key: SecretText = field(repr=False)
-    url: Url = PAGERDUTY_URL
-    timeout_s: Timeout = alias("timeout", 10.0)
+def notifier_types(name: str | None = None) -> Mapping[str, type[NotifierConfig]]:
+    """type -> config class, for every notifier module. Asked for a `name` it does not know, it scans
+    again first (a module added since; a typo costs one scan of a small package)."""
+    if name is not None and name not in {c.type for c in _scan()}:
+        _scan.cache_clear()
+    return {cls.type: cls for cls in _scan()}
 
 
-def _apprise_url(value: Any) -> Any:
-    if isinstance(value, str) and value and "://" not in value:
-        fail("not an apprise URL (expected scheme://...)")
-    return value
+@cache
+def _adapter(cls: type[NotifierConfig]) -> TypeAdapter:
+    return TypeAdapter(cls)
 
 
-@spec(kw_only=True)
-class AppriseConfig(NotifierConfig):
-    type: ClassVar[str] = "apprise"
-    # apprise URLs carry their tokens (slack://T/B/secret): every one is a secret
-    urls: tuple[Annotated[SecretText, BeforeValidator(_apprise_url)], ...] = field(default=(), repr=False)
-
-    def _finish(self, ctx: Any) -> list[dict]:
-        return [] if self.urls else [problem(("urls",), "required: at least one apprise URL")]
-
-
-@spec(kw_only=True)
-class LogNotifierConfig(NotifierConfig):
-    type: ClassVar[str] = "log"
-
-
-def _one_or_many(value: Any, info: Any) -> Any:
-    """One URL, or a list: every member of an Alertmanager cluster gets each alert (they dedupe).
-    A single URL's errors are about the key itself."""
-    return [check_url(value, info)] if isinstance(value, str) else value
+def _pick(value: Any, info: Any) -> NotifierConfig:
+    """One `notifiers:` entry: its `type:` picks the config class that validates the rest."""
+    if not isinstance(value, Mapping):
+        fail(f"expected a mapping, got {kind(value)}")
+    tag = value.get("type")
+    types = notifier_types(tag if isinstance(tag, str) else None)
+    choices = ", ".join(types)
+    if tag is None:
+        fail(f"required: one of {choices}", at=("type",))
+    if not isinstance(tag, str) or tag not in types:
+        message = f"unknown notifier type {{got}}{did_you_mean(tag, types)}; expected one of {choices}"
+        fail(message, at=("type",), value=tag)
+    rest = {k: v for k, v in value.items() if k != "type"}
+    return _adapter(types[tag]).validate_python(rest, context=info.context)
 
 
-@spec(kw_only=True)
-class AlertmanagerConfig(NotifierConfig):
-    """Prometheus Alertmanager's API v2: alerts are posted to every URL (an HA cluster) and re-sent
-    while firing, because Alertmanager resolves an alert it has not heard about for a while."""
-
-    type: ClassVar[str] = "alertmanager"
-    urls: Annotated[
-        tuple[Url, ...], BeforeValidator(_one_or_many, json_schema_input_type=str | list[str]), NonEmpty
-    ] = Field(..., validation_alias="url")
-    timeout_s: Timeout = alias("timeout", 10.0)
-    resend_every_s: seconds(3600.0) = alias("resend_every", 60.0)
-
-
-NOTIFIER_TYPES: Mapping[str, type[NotifierConfig]] = {
-    cls.type: cls for cls in (WebhookConfig, PagerDutyConfig, AppriseConfig, LogNotifierConfig, AlertmanagerConfig)
-}
-
-
-def notifier_item() -> Any:
-    """One `notifiers:` entry: its `type:` picks the config class (the JSON Schema lists them all)."""
-    types = dict(NOTIFIER_TYPES)
-    adapters = {name: TypeAdapter(cls) for name, cls in types.items()}
-
-    def pick(value: Any, info: Any) -> NotifierConfig:
-        if not isinstance(value, Mapping):
-            fail(f"expected a mapping, got {kind(value)}")
-        tag, choices = value.get("type"), ", ".join(types)
-        if tag is None:
-            fail(f"required: one of {choices}", at=("type",))
-        if not isinstance(tag, str) or tag not in types:
-            fail(
-                f"unknown notifier type {{got}}{did_you_mean(tag, types)}; expected one of {choices}",
-                at=("type",),
-                value=tag,
-            )
-        rest = {k: v for k, v in value.items() if k != "type"}
-        return adapters[tag].validate_python(rest, context=info.context)
-
-    return Annotated[NotifierConfig, PlainValidator(pick, json_schema_input_type=Union[tuple(types.values())])]  # noqa: UP007
+# The JSON Schema of an entry is the union of every type's (built by `editor`, from the same scan).
+NotifierItem = Annotated[NotifierConfig, PlainValidator(_pick, json_schema_input_type=NotifierConfig)]

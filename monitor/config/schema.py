@@ -48,7 +48,7 @@ from monitor.config.fields import (
     text,
     unique,
 )
-from monitor.config.notifiers import NotifierConfig, notifier_item
+from monitor.config.notifiers import NotifierItem
 from monitor.config.prompts import Prompt, Reasoning
 from monitor.units import format_duration, parse_duration
 
@@ -464,7 +464,7 @@ class FileSpec:
     )
     checks: Annotated[tuple[Check, ...], entries()] = ()
     alerts: Annotated[tuple[AlertRule, ...], entries()] = ()
-    notifiers: Annotated[tuple[notifier_item(), ...], entries()] = ()
+    notifiers: Annotated[tuple[NotifierItem, ...], entries()] = ()
     silences: Annotated[tuple[Silence, ...], entries()] = ()
     # "provider/model" -> USD per million tokens
     prices: Annotated[Mapping[Text, Price], entries(keyed=True)] = field(default_factory=empty, hash=False)
@@ -475,4 +475,3 @@ class FileSpec:
 
 
 SECTIONS = tuple(FileSpec.__pydantic_fields__)
-__all__ = ["NotifierConfig"]
