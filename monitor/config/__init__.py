@@ -12,7 +12,7 @@
 """
 
 from monitor.config.errors import ConfigError
-from monitor.config.loader import load_config, load_config_text
+from monitor.config.loader import DEFER, RESOLVE, load_config, load_config_text, secrets_policy
 from monitor.config.notifiers import NotifierConfig, notifier_types
 from monitor.config.prompts import Expect, Prompt, Reasoning, ResponseFormat, Synthetic, ToolExpect
 from monitor.config.schema import (
@@ -39,10 +39,40 @@ from monitor.config.values import Config, Target
 
 # fmt: off
 __all__ = [
-    "CHANGE_METRICS", "DAY", "HOUR", "LATENCY_METRICS", "METRICS", "MINUTE", "SCOPE_LABELS", "AlertRule", "Alerting",
-    "Budget", "Check", "Config", "ConfigError", "Defaults", "Expect", "NotifierConfig", "Price", "Prompt",
-    "Provider", "Reasoning", "ResponseFormat", "Retention", "Silence", "Synthetic", "Target", "ToolExpect",
-    "load_config", "load_config_text", "notifier_types", "registered_protocols", "scope_matches",
+    "CHANGE_METRICS",
+    "DAY",
+    "DEFER",
+    "HOUR",
+    "LATENCY_METRICS",
+    "METRICS",
+    "MINUTE",
+    "RESOLVE",
+    "SCOPE_LABELS",
+    "AlertRule",
+    "Alerting",
+    "Budget",
+    "Check",
+    "Config",
+    "ConfigError",
+    "Defaults",
+    "Expect",
+    "NotifierConfig",
+    "Price",
+    "Prompt",
+    "Provider",
+    "Reasoning",
+    "ResponseFormat",
+    "Retention",
+    "Silence",
+    "Synthetic",
+    "Target",
+    "ToolExpect",
+    "load_config",
+    "load_config_text",
+    "notifier_types",
+    "registered_protocols",
+    "scope_matches",
+    "secrets_policy",
 ]
 # fmt: on
 

@@ -35,7 +35,7 @@ from pydantic import (
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from monitor.config.errors import did_you_mean, fail, is_secret, kind, problem, raise_all
-from monitor.config.interpolation import EnvText
+from monitor.config.interpolation import EnvText, Unset
 from monitor.redact import Secret
 from monitor.units import format_duration, parse_duration, parse_percent
 
@@ -55,6 +55,7 @@ class LoadContext:
     base_dir: Path | None = None
     errors: list[dict[str, Any]] = field(default_factory=list)
     broken: set[tuple[str, Any]] = field(default_factory=set)  # (section, name or index)
+    deferred: set[tuple] = field(default_factory=set)  # where a credential's `${VAR}` was left unresolved
 
 
 def _ctx(info: Any) -> LoadContext | None:
@@ -291,7 +292,11 @@ def check_url(value: Any, info: Any) -> str:
 Url = Annotated[str, BeforeValidator(check_url), AfterValidator(keep), _schema(type="string", format="uri")]
 
 
-def _secret(value: Any, info: Any) -> str:
+def _credential(value: Any, info: Any, check: Callable[[str], Any] | None = None) -> str:
+    if isinstance(value, Unset):  # `secrets="defer"`: kept as written, noted, not judged
+        if (ctx := _ctx(info)) is not None:
+            ctx.deferred.add(value.loc)
+        return Secret(value)
     if not isinstance(value, str):
         fail(f"expected a string, got {kind(value)}")
     learn(value, info)  # first: any later message about this value must mask it
@@ -299,11 +304,18 @@ def _secret(value: Any, info: Any) -> str:
         fail("must not be empty")
     if "\n" in value or "\r" in value:
         fail("must be one line")
-    return value
+    if check is not None:
+        check(value)
+    return Secret(value)
 
 
-# A credential: never echoed, remembered as a secret so every message and repr masks it.
-SecretText = Annotated[str, BeforeValidator(_secret), AfterValidator(Secret), _schema(type="string")]
+def secret_text(check: Callable[[str], Any] | None = None) -> Any:
+    """A credential: never echoed, remembered as a secret so every message and repr masks it
+    (a `Secret`, kept as is: pydantic would turn a `str` subclass back into a plain `str`)."""
+    return Annotated[Any, PlainValidator(lambda v, info: _credential(v, info, check)), _schema(type="string")]
+
+
+SecretText = secret_text()
 # An optional one: empty (`${KEY:-}`) means absent.
 OptionalSecret = Annotated[SecretText | None, BeforeValidator(lambda v: None if v == "" else v)]
 
@@ -317,7 +329,7 @@ def _header_name(value: Any) -> str:
 def _header_value(value: Any, info: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         fail(f"expected a string, got {kind(value)}")
-    return _secret(str(value), info) if str(value) else ""
+    return _credential(value if isinstance(value, str) else str(value), info) if str(value) else Secret("")
 
 
 def read_only(value: Mapping[Any, Any]) -> Mapping[Any, Any]:
@@ -328,7 +340,7 @@ def read_only(value: Mapping[Any, Any]) -> Mapping[Any, Any]:
 Headers = Annotated[
     Mapping[
         Annotated[str, BeforeValidator(_header_name)],
-        Annotated[str, BeforeValidator(_header_value), AfterValidator(Secret), _schema(type=["string", "number"])],
+        Annotated[Any, PlainValidator(_header_value), _schema(type=["string", "number"])],
     ],
     AfterValidator(read_only),
 ]

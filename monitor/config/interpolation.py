@@ -28,11 +28,22 @@ class EnvText(str):
     __slots__ = ()
 
 
+class Unset(EnvText):
+    """A value whose variables are unset, left as written (`defer`): a credential field takes it
+    and notes it; anywhere else the loader reports the variables as it would have."""
+
+    def __new__(cls, text: str, loc: tuple, names: list[str]) -> Unset:
+        value = super().__new__(cls, text)
+        value.loc, value.names = loc, tuple(names)
+        return value
+
+
 @dataclass
 class Interpolated:
     tree: Any
     errors: list[tuple[tuple, str]] = field(default_factory=list)  # (loc, message)
     secrets: set[str] = field(default_factory=set)
+    unset: dict[tuple, tuple[str, ...]] = field(default_factory=dict)  # loc -> variables left as written
 
 
 def is_secret_name(name: str) -> bool:
@@ -43,7 +54,8 @@ def is_secret_name(name: str) -> bool:
     return any({secret, secret + "S", "API" + secret} & words for secret in SECRET_NAME_WORDS)
 
 
-def interpolate(tree: Any, env: Mapping[str, str]) -> Interpolated:
+def interpolate(tree: Any, env: Mapping[str, str], *, defer: bool = False) -> Interpolated:
+    """`defer`: an unset variable without a default is left as written (see `Unset`), not an error."""
     out = Interpolated(None)
     budget = [MAX_NODES]
     too_deep: list[tuple] = []
@@ -56,7 +68,7 @@ def interpolate(tree: Any, env: Mapping[str, str]) -> Interpolated:
             too_deep.append(loc)
             return None
         if isinstance(value, str):
-            return _substitute(out, value, loc, env)
+            return _substitute(out, value, loc, env, defer)
         if isinstance(value, Mapping):
             return {k: walk(v, (*loc, k)) for k, v in value.items()}
         if isinstance(value, list):
@@ -71,10 +83,11 @@ def interpolate(tree: Any, env: Mapping[str, str]) -> Interpolated:
     return out
 
 
-def _substitute(out: Interpolated, text: str, loc: tuple, env: Mapping[str, str]) -> str:
+def _substitute(out: Interpolated, text: str, loc: tuple, env: Mapping[str, str], defer: bool) -> str:
     if "$" not in text:
         return text
     found = False
+    unset: list[str] = []
 
     def replace(match: re.Match[str]) -> str:
         nonlocal found
@@ -94,6 +107,9 @@ def _substitute(out: Interpolated, text: str, loc: tuple, env: Mapping[str, str]
         value = None if env.get(name) is None else str(env[name])
         if value is None or (value == "" and default is not None):
             if default is None:
+                if defer:
+                    unset.append(name)
+                    return match.group(0)
                 out.errors.append((loc, f"environment variable {name} is not set"))
                 return ""
             value = default
@@ -102,4 +118,7 @@ def _substitute(out: Interpolated, text: str, loc: tuple, env: Mapping[str, str]
         return value
 
     result = _REF.sub(replace, text)
+    if unset:
+        out.unset[loc] = tuple(unset)
+        return Unset(result, loc, unset)
     return EnvText(result) if found else result

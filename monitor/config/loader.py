@@ -8,21 +8,30 @@ parsed, `${VAR}` interpolated in string values, the tree validated against the
 schema, then the matrix and the references between sections checked. If
 anything is wrong, one `ConfigError` carries every problem and nothing starts.
 No input raises anything else.
+
+Least privilege: only commands that call providers or notifiers need their
+credentials. With `secrets="defer"` (the CLI's choice for every other command,
+see `secrets_policy`), a credential whose `${VAR}` is unset is kept as written
+and listed in `Config.unset_secrets` instead of failing the load; any other
+unset variable is still an error. The default, "resolve", needs them all.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import TypeAdapter, ValidationError
 
 from monitor.config.document import parse_yaml
-from monitor.config.errors import ConfigError, final_lines, is_secret, problem
+from monitor.config.errors import ConfigError, final_lines, is_secret, path_of, problem
 from monitor.config.fields import NAME_HINT, NAME_RE, LoadContext
 from monitor.config.interpolation import interpolate
 from monitor.config.matrix import build_targets
@@ -32,11 +41,25 @@ from monitor.config.values import Config
 from monitor.redact import Secret
 
 MAX_FILE_BYTES = 10_000_000
+RESOLVE, DEFER = "resolve", "defer"
+_policy: ContextVar[str] = ContextVar("firsttoken_secrets", default=RESOLVE)
+
+
+@contextmanager
+def secrets_policy(mode: str) -> Iterator[None]:
+    """Within it, `load_config` without `secrets=` resolves (RESOLVE) or defers (DEFER) credentials."""
+    token = _policy.set(mode)
+    try:
+        yield
+    finally:
+        _policy.reset(token)
+
+
 _FILE = TypeAdapter(FileSpec)
 _DATABASE_ENV, _AGENT_ENV = "FIRSTTOKEN_DATABASE_URL", "FIRSTTOKEN_AGENT"
 
 
-def load_config(path: str | Path, env: Mapping[str, str] | None = None) -> Config:
+def load_config(path: str | Path, env: Mapping[str, str] | None = None, *, secrets: str | None = None) -> Config:
     """Read and validate a config file; prompt `file:`s are relative to its directory."""
     file = Path(path)
     try:
@@ -50,25 +73,30 @@ def load_config(path: str | Path, env: Mapping[str, str] | None = None) -> Confi
     except UnicodeDecodeError as exc:
         raise ConfigError([f"not UTF-8 text (byte {exc.start})"], str(path)) from None
     try:
-        return _load(text, file.parent, env, file)
+        return _load(text, file.parent, env, file, secrets)
     except ConfigError as exc:
         raise ConfigError(exc.errors, str(path)) from None
 
 
-def load_config_text(text: str, base_dir: str | Path | None = None, env: Mapping[str, str] | None = None) -> Config:
+def load_config_text(
+    text: str, base_dir: str | Path | None = None, env: Mapping[str, str] | None = None, *, secrets: str | None = None
+) -> Config:
     """Validate config text; prompt files resolve against `base_dir` (default: the working directory)."""
-    return _load(text, Path(base_dir) if base_dir is not None else Path.cwd(), env, None)
+    return _load(text, Path(base_dir) if base_dir is not None else Path.cwd(), env, None, secrets)
 
 
-def _load(text: str, base_dir: Path, env: Mapping[str, str] | None, source: Path | None) -> Config:
+def _load(text: str, base_dir: Path, env: Mapping[str, str] | None, source: Path | None, secrets: str | None) -> Config:
     env = os.environ if env is None else env
+    mode = secrets or _policy.get()
+    if mode not in (RESOLVE, DEFER):
+        raise ValueError(f"secrets must be {RESOLVE!r} or {DEFER!r}, not {mode!r}")
     if not isinstance(text, str):
         raise ConfigError([f"expected text, got {type(text).__name__}"])
     tree = parse_yaml(text)
     if not isinstance(tree, Mapping):
         got = "an empty document" if tree is None else f"a {type(tree).__name__}"
         raise ConfigError([f"top level: expected a mapping of settings (database, providers, checks ...), got {got}"])
-    found = interpolate(tree, env)
+    found = interpolate(tree, env, defer=mode == DEFER)
     ctx = LoadContext(secrets=set(found.secrets), base_dir=base_dir)
     ctx.errors += [problem(loc, message, category="interpolation") for loc, message in found.errors]
     tree = dict(found.tree)
@@ -78,6 +106,13 @@ def _load(text: str, base_dir: Path, env: Mapping[str, str] | None, source: Path
     spec = _validate(tree, ctx)
     targets = build_targets(spec, tree, ctx)
     check_references(spec, tree, ctx)
+    # A deferred variable outside a credential (a URL, the database) is needed by every command.
+    for loc, names in found.unset.items():
+        if loc not in ctx.deferred:
+            found.errors += [(loc, f"environment variable {name} is not set") for name in names]
+            ctx.errors += [
+                problem(loc, f"environment variable {n} is not set", category="interpolation") for n in names
+            ]
     errors = sorted(ctx.errors, key=_file_order(tree))
     lines = final_lines(errors, ctx.secrets, broken={loc for loc, _ in found.errors})
     if lines:
@@ -101,6 +136,7 @@ def _load(text: str, base_dir: Path, env: Mapping[str, str] | None, source: Path
         budget=spec.budget,
         secrets=frozenset(s for s in ctx.secrets if s),
         source_path=source,
+        unset_secrets=MappingProxyType({path_of(loc): found.unset[loc] for loc in found.unset if loc in ctx.deferred}),
     )
 
 

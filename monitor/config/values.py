@@ -92,6 +92,8 @@ class Config:
     budget: Budget | None = None
     secrets: frozenset[str] = field(default=frozenset(), repr=False)
     source_path: Path | None = None
+    # `secrets="defer"`: "providers.openai.api_key" -> ("OPENAI_API_KEY",), credentials left unresolved
+    unset_secrets: Mapping[str, tuple[str, ...]] = field(default_factory=empty, hash=False)
 
     def targets_for_agent(self, agent: str | None = None) -> tuple[Target, ...]:
         """The targets this agent probes: those with no `agents:` or naming it."""

@@ -12,15 +12,13 @@ import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import field
-from typing import Annotated, Any, ClassVar
+from typing import Any, ClassVar
 from urllib.parse import parse_qsl, unquote, urlsplit
-
-from pydantic import BeforeValidator
 
 from monitor.alerts.notifiers.base import DeliveryError
 from monitor.alerts.summary import format_value
 from monitor.config.errors import fail, problem
-from monitor.config.fields import SecretText, spec
+from monitor.config.fields import secret_text, spec
 from monitor.config.notifiers import NotifierConfig
 from monitor.redact import redact
 
@@ -28,17 +26,16 @@ TIMEOUT_S = 20.0
 _MIN_PIECE = 6  # shorter URL pieces are words like "hooks", not tokens
 
 
-def _apprise_url(value: Any) -> Any:
-    if isinstance(value, str) and value and "://" not in value:
+def _apprise_url(value: str) -> None:
+    if "://" not in value:
         fail("not an apprise URL (expected scheme://...)")
-    return value
 
 
 @spec(kw_only=True)
 class AppriseConfig(NotifierConfig):
     type: ClassVar[str] = "apprise"
     # Apprise URLs carry their tokens (slack://T/B/secret): every one is a secret.
-    urls: tuple[Annotated[SecretText, BeforeValidator(_apprise_url)], ...] = field(default=(), repr=False)
+    urls: tuple[secret_text(check=_apprise_url), ...] = field(default=(), repr=False)
 
     def _finish(self, ctx: Any) -> list[dict]:
         return [] if self.urls else [problem(("urls",), "required: at least one apprise URL")]
