@@ -5,7 +5,7 @@
 About 170 s of CPU: 1.5 minutes on 2 idle cores (`--quick` is a quarter of it).
 Every rule uses the `DetectorSettings` defaults apart from what is listed below.
 
-Series (`monitor/alerts/synthetic.py`, seeded): lognormal noise (sigma 0.25
+Series (`monitor/alerts/detectors/synthetic.py`, seeded): lognormal noise (sigma 0.25
 in log), 2% independent spikes of 3-15x in the metric's bad direction, a
 ±25% daily cycle, a 0.5% base error rate; sampled every 1 and every 5
 minutes. Each alert kind is run through `SeriesDetector` exactly as the
@@ -61,8 +61,8 @@ from functools import partial
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from monitor.alerts.detect import DetectorSettings, SeriesDetector
-from monitor.alerts.synthetic import DAY_S, Noise, Series, generate, random_bursts, random_shifts
+from monitor.alerts.detectors.detect import DetectorSettings, SeriesDetector
+from monitor.alerts.detectors.synthetic import DAY_S, Noise, Series, generate, random_bursts, random_shifts
 
 MONTH_S = 30 * DAY_S
 GRACE = 3

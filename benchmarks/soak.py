@@ -51,7 +51,7 @@ import psutil
 import psycopg
 from sqlalchemy import select
 
-from monitor.scheduler import phase_offset_s
+from monitor.agent.scheduler import phase_offset_s
 from monitor.simulator.testing import SimulatorProcess
 from monitor.storage.db import make_engine
 from monitor.storage.models import SampleRow
@@ -359,7 +359,9 @@ def _soak(
             except subprocess.TimeoutExpired:
                 proc.kill()
                 result.exit_code = proc.wait()
-    start_line = next(line for line in log_path.read_text().splitlines() if "monitor.scheduler: scheduling" in line)
+    start_line = next(
+        line for line in log_path.read_text().splitlines() if "monitor.agent.scheduler: scheduling" in line
+    )
     return ids, log_time(start_line), stop_s
 
 

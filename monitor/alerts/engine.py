@@ -33,8 +33,8 @@ from typing import Any
 from sqlalchemy import Engine
 
 from monitor.alerts import checkpoints
-from monitor.alerts.base import Evaluation
-from monitor.alerts.detect import DetectorSettings, SeriesDetector, settings_from_rule
+from monitor.alerts.detectors.base import Evaluation
+from monitor.alerts.detectors.detect import DetectorSettings, SeriesDetector, settings_from_rule
 from monitor.alerts.feed import fetch_new
 from monitor.alerts.grouping import GroupPolicy
 from monitor.alerts.lifecycle import RuleInput, step_rule

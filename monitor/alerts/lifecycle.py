@@ -28,9 +28,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
-from monitor.alerts.base import FIRING as DETECTOR_FIRING
-from monitor.alerts.base import OK as DETECTOR_OK
-from monitor.alerts.base import Evaluation
+from monitor.alerts.detectors.base import FIRING as DETECTOR_FIRING
+from monitor.alerts.detectors.base import OK as DETECTOR_OK
+from monitor.alerts.detectors.base import Evaluation
 from monitor.alerts.grouping import GroupPolicy, step_groups
 from monitor.alerts.records import (
     FIRING,

@@ -13,11 +13,11 @@ from urllib.parse import urlsplit
 
 from monitor.errors import UsageError
 from monitor.eventloop import run_async
-from monitor.http import ClientLanes
-from monitor.http import warm_up as warm_up_network
-from monitor.probe import probe_target
+from monitor.probe.runner import probe_target
+from monitor.probe.tokens import warm_up
+from monitor.probe.transport.lanes import ClientLanes
+from monitor.probe.transport.lanes import warm_up as warm_up_network
 from monitor.sample import Sample
-from monitor.tokens import warm_up
 
 
 def select_targets(targets: Sequence, pattern: str) -> list:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from monitor.agent.service import Service, ServiceOptions
 from monitor.config import load_config
 from monitor.errors import UsageError
 from monitor.eventloop import run_async
-from monitor.service import Service, ServiceOptions
 from monitor.units import parse_size
 
 

@@ -28,11 +28,11 @@ from datetime import UTC, datetime
 
 import httpx
 
+from monitor.agent.scheduler import next_grid_time_s, phase_offset_s
 from monitor.demo.incidents import DemoSource, Incident
 from monitor.demo.virtual_time import VirtualClock, VirtualTransport
-from monitor.probe import probe_target
+from monitor.probe.runner import probe_target
 from monitor.sample import Sample
-from monitor.scheduler import next_grid_time_s, phase_offset_s
 from monitor.simulator.catalogue import BehaviourSource
 
 MIN_INTERVAL_S = 60.0

@@ -221,7 +221,7 @@ async def fill_history(options: DemoOptions, config, config_path: str, incidents
 
 
 async def run_live(options: DemoOptions, config, config_path: str, dashboard, stop) -> int:
-    from monitor.service import Service, ServiceOptions
+    from monitor.agent.service import Service, ServiceOptions
 
     if stop.is_set():
         raise Interrupted

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from monitor.alerts.base import FIRING, OK, PENDING, Evaluation
+from monitor.alerts.detectors.base import FIRING, OK, PENDING, Evaluation
 from monitor.alerts.grouping import GroupPolicy
 from monitor.alerts.lifecycle import RuleInput, step_rule
 from monitor.alerts.records import AlertRecord, Change, RuleView

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from monitor.agent.scheduler import phase_offset_s
 from monitor.config import load_config
 from monitor.demo.backfill import Job, WorkerPool, auto_evaluate_every_s, auto_interval_s, backfill, probe_times
 from monitor.demo.cast import long_prompt_text
 from monitor.demo.demo_config import LONG_PROMPT_FILE, config_text
 from monitor.demo.incidents import HOUR_S, schedule
-from monitor.scheduler import phase_offset_s
 
 EPOCH_S = 1_780_000_000.0
 

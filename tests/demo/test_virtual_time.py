@@ -14,8 +14,8 @@ import pytest
 from monitor.config import load_config_text
 from monitor.demo.virtual_time import VirtualClock, VirtualTransport
 from monitor.eventloop import run_async
-from monitor.http import ClientLanes, warm_up
-from monitor.probe import probe_target
+from monitor.probe.runner import probe_target
+from monitor.probe.transport.lanes import ClientLanes, warm_up
 from monitor.simulator.behaviour import ModelBehaviour
 from monitor.simulator.catalogue import Catalogue
 from monitor.simulator.request import Request

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from monitor.leader import LeaderElection
+from monitor.agent.leader import LeaderElection
 from monitor.storage.db import make_engine
 from tests.pg import pg_url
 

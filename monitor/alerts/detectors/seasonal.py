@@ -30,8 +30,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from monitor.alerts.base import DAY_S, HOUR_S
-from monitor.alerts.stats import median
+from monitor.alerts.detectors.base import DAY_S, HOUR_S
+from monitor.alerts.detectors.stats import median
 
 BINS = 24
 HARMONICS = 2

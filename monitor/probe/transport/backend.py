@@ -24,7 +24,7 @@ from typing import Any
 
 import httpcore
 
-from monitor.tracing import CURRENT_TRACE
+from monitor.probe.transport.trace import CURRENT_TRACE
 
 MAX_BUFFER_BYTES = 256 * 1024
 

@@ -18,7 +18,9 @@ from dataclasses import replace
 
 import httpx
 
-from monitor.clock import SYSTEM_CLOCK, Clock
+from monitor.probe.clock import SYSTEM_CLOCK, Clock
+from monitor.probe.session import StreamSession
+from monitor.probe.transport.trace import CURRENT_TRACE, ConnectionTrace
 from monitor.protocols.base import (
     HttpRequest,
     Message,
@@ -28,9 +30,7 @@ from monitor.protocols.base import (
     get_protocol,
 )
 from monitor.redact import redact
-from monitor.replay import StreamSession
 from monitor.sample import ErrorKind, Sample
-from monitor.tracing import CURRENT_TRACE, ConnectionTrace
 
 MAX_ERROR_BODY_BYTES = 64 * 1024
 MAX_ERROR_MESSAGE_CHARS = 500

@@ -18,8 +18,8 @@ import math
 from collections import deque
 from typing import Any
 
-from monitor.alerts.base import FIRING, OK, DetectorSettings, Evaluation, Lifecycle
-from monitor.alerts.stats import binom_sf, quantile_sorted
+from monitor.alerts.detectors.base import FIRING, OK, DetectorSettings, Evaluation, Lifecycle
+from monitor.alerts.detectors.stats import binom_sf, quantile_sorted
 
 STATE_VERSION = 1
 MAX_SAMPLES = 4096

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from monitor.metrics import LABELS, TTFT_BUCKETS_S, ProbeMetrics
-from monitor.metrics_series import CHUNK_BYTES, SeriesCounter, SeriesHistogram
+from monitor.agent.metrics import LABELS, TTFT_BUCKETS_S, ProbeMetrics
+from monitor.agent.metrics_series import CHUNK_BYTES, SeriesCounter, SeriesHistogram
 from monitor.sample import Sample
 
 

@@ -22,8 +22,8 @@ import certifi
 import httpcore
 import httpx
 
-from monitor.netbackend import AsyncioBackend
-from monitor.tracing import CURRENT_TRACE
+from monitor.probe.transport.backend import AsyncioBackend
+from monitor.probe.transport.trace import CURRENT_TRACE
 
 
 class ResolvingBackend(httpcore.AsyncNetworkBackend):

@@ -24,9 +24,9 @@ import math
 from datetime import datetime
 from typing import Any, Protocol
 
-from monitor.alerts.base import DAY_S, FIRING, METRICS, OK, PENDING, DetectorSettings, Evaluation
-from monitor.alerts.rates import ErrorRateRegression, ErrorRateThreshold, ThresholdDetector
-from monitor.alerts.regression import RegressionDetector
+from monitor.alerts.detectors.base import DAY_S, FIRING, METRICS, OK, PENDING, DetectorSettings, Evaluation
+from monitor.alerts.detectors.rates import ErrorRateRegression, ErrorRateThreshold, ThresholdDetector
+from monitor.alerts.detectors.regression import RegressionDetector
 
 __all__ = [
     "FIRING",

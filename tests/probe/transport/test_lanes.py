@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from monitor.eventloop import run_async
-from monitor.http import ClientLanes, origin_of, warm_up
-from monitor.probe import probe_target
+from monitor.probe.runner import probe_target
+from monitor.probe.transport.lanes import ClientLanes, origin_of, warm_up
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from monitor.alerts.base import DAY_S
+from monitor.alerts.detectors.base import DAY_S
 
 # 2026-01-05T00:00:00Z, a Monday: series start at midnight so the cycle phase is explicit.
 EPOCH_S = 1_767_571_200.0

@@ -3,10 +3,10 @@ import time
 import pytest
 import tiktoken
 
-from monitor.measure import MAX_TEXT_CHARS, StreamMeasurement, decode_tps
+from monitor.probe.measure import MAX_TEXT_CHARS, StreamMeasurement, decode_tps
+from monitor.probe.tokens import estimate_tokens
 from monitor.protocols.base import Finished, StreamFailure, TokenDelta, TokenKind, UsageReport
 from monitor.sample import ErrorKind
-from monitor.tokens import estimate_tokens
 
 MS = 1_000_000
 

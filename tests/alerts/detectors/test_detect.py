@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from monitor.alerts import stats as st
-from monitor.alerts.base import FIRING, OK, PENDING
-from monitor.alerts.detect import DetectorSettings, SeriesDetector, default_settings, settings_from_rule
-from monitor.alerts.seasonal import DailyProfile
-from monitor.alerts.synthetic import DAY_S, EPOCH_S, Noise, Shift, generate
+from monitor.alerts.detectors import stats as st
+from monitor.alerts.detectors.base import FIRING, OK, PENDING
+from monitor.alerts.detectors.detect import DetectorSettings, SeriesDetector, default_settings, settings_from_rule
+from monitor.alerts.detectors.seasonal import DailyProfile
+from monitor.alerts.detectors.synthetic import DAY_S, EPOCH_S, Noise, Shift, generate
 
 QUIET = Noise(spike_rate=0.0, daily_amplitude=0.0, error_rate=0.0)  # lognormal noise only
 REGRESSION = DetectorSettings(metric="ttft_ms", kind="regression", min_change=0.5)
@@ -349,7 +349,7 @@ def test_settings_from_a_rule_like_object():
 
 # ------------------------------------------------------ benchmark goals
 def _benchmark():
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "detection.py"
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "detection.py"
     spec = importlib.util.spec_from_file_location("detection_benchmark", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)

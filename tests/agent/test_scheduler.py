@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from monitor.agent.scheduler import ProbeScheduler, last_grid_time_s, next_grid_time_s, phase_offset_s
 from monitor.sample import Sample
-from monitor.scheduler import ProbeScheduler, last_grid_time_s, next_grid_time_s, phase_offset_s
 
 
 @dataclass(frozen=True)

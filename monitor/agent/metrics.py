@@ -18,7 +18,7 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import ThreadingWSGIServer
 
-from monitor.metrics_series import SeriesCounter, SeriesHistogram
+from monitor.agent.metrics_series import SeriesCounter, SeriesHistogram
 from monitor.sample import Sample
 
 log = logging.getLogger(__name__)
@@ -33,7 +33,7 @@ class ProbeMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
         r = self.registry
-        # Per target: rendered by monitor.metrics_series, which keeps a scrape cheap at thousands of targets.
+        # Per target: rendered by monitor.agent.metrics_series, which keeps a scrape cheap at thousands of targets.
         self.probes = SeriesCounter("firsttoken_probes", "Probes by outcome", (*LABELS, "outcome", "error_kind"))
         self.ttft = SeriesHistogram("firsttoken_ttft_seconds", "Time to first token", LABELS, TTFT_BUCKETS_S)
         self.ttft_answer = SeriesHistogram(
@@ -78,7 +78,7 @@ class ProbeMetrics:
             self.tps.observe(labels, sample.tps)
 
     def chunks(self) -> list[bytes]:
-        """The /metrics body in pieces of ~64 KB (see monitor.metrics_series for why):
+        """The /metrics body in pieces of ~64 KB (see monitor.agent.metrics_series for why):
         prometheus_client's families, then the per-target ones."""
         return [generate_latest(self.registry), *(chunk for family in self.per_target for chunk in family.chunks())]
 

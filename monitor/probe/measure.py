@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from monitor.probe.tokens import ENCODE_CHARS, estimate_tokens
 from monitor.protocols.base import (
     Event,
     Finished,
@@ -22,10 +23,9 @@ from monitor.protocols.base import (
     UsageReport,
 )
 from monitor.sample import ErrorKind, TokensSource
-from monitor.tokens import ENCODE_CHARS, estimate_tokens
 
 NS_PER_MS = 1_000_000
-# The estimate encodes only this much text and scales by the full length (monitor.tokens),
+# The estimate encodes only this much text and scales by the full length (monitor.probe.tokens),
 # so keeping more would only cost memory; a runaway stream cannot grow it.
 MAX_TEXT_CHARS = ENCODE_CHARS
 MAX_GAPS = 100_000

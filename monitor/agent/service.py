@@ -18,17 +18,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from monitor import __version__
+from monitor.agent.leader import LEADER_RETRY_S, LeaderElection
+from monitor.agent.metrics import Health, ProbeMetrics, StatusServer
+from monitor.agent.reachability import Reachability
+from monitor.agent.scheduler import ProbeScheduler
 from monitor.config import load_config
 from monitor.config_schema import Config, ConfigError
-from monitor.http import ClientLanes, warm_up
-from monitor.leader import LEADER_RETRY_S, LeaderElection
-from monitor.metrics import Health, ProbeMetrics, StatusServer
-from monitor.probe import probe_target
-from monitor.reachability import Reachability
+from monitor.probe.runner import probe_target
+from monitor.probe.tokens import warm_up as warm_up_tokenizer
+from monitor.probe.transport.lanes import ClientLanes, warm_up
 from monitor.redact import install_redaction
 from monitor.sample import Sample
-from monitor.scheduler import ProbeScheduler
-from monitor.tokens import warm_up as warm_up_tokenizer
 
 log = logging.getLogger(__name__)
 

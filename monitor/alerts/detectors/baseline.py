@@ -14,9 +14,9 @@ import math
 from collections import deque
 from typing import Any
 
-from monitor.alerts.base import DetectorSettings
-from monitor.alerts.seasonal import DailyProfile, cycle_offset
-from monitor.alerts.stats import SortedWindow, clipped_abs_mean_factor, median
+from monitor.alerts.detectors.base import DetectorSettings
+from monitor.alerts.detectors.seasonal import DailyProfile, cycle_offset
+from monitor.alerts.detectors.stats import SortedWindow, clipped_abs_mean_factor, median
 
 MAX_SAMPLES = 4096  # memory bound for every buffer, whatever the sampling rate
 MIN_EVALUATE = 20  # baseline samples before an evaluation (before the first whole day: min_baseline_samples)

@@ -55,9 +55,9 @@ import math
 from itertools import pairwise
 from typing import Any
 
-from monitor.alerts.base import FIRING, OK, PENDING, DetectorSettings, Evaluation, Lifecycle
-from monitor.alerts.baseline import Baseline
-from monitor.alerts.stats import median, mixture_llr
+from monitor.alerts.detectors.base import FIRING, OK, PENDING, DetectorSettings, Evaluation, Lifecycle
+from monitor.alerts.detectors.baseline import Baseline
+from monitor.alerts.detectors.stats import median, mixture_llr
 
 STATE_VERSION = 1
 GRID_RATIO = 1.3

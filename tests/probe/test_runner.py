@@ -11,8 +11,8 @@ import tracemalloc
 import pytest
 
 from monitor.eventloop import run_async
-from monitor.http import ClientLanes, warm_up
-from monitor.probe import probe_target
+from monitor.probe.runner import probe_target
+from monitor.probe.transport.lanes import ClientLanes, warm_up
 from monitor.sample import Sample
 from tests.faults.kinds import FAULT_KINDS
 

@@ -1,0 +1,39 @@
+"""Run a protocol parser over timestamped reads without a network. Pure.
+
+The probe does the same per read while bytes arrive; this is the offline twin
+used for recorded streams, fuzzing and benchmarks. Any failure comes back as
+an error kind, never as an exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from monitor.probe.measure import StreamMetrics
+from monitor.probe.session import StreamSession
+from monitor.protocols.base import WireProtocol
+from monitor.sample import ErrorKind
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayResult:
+    metrics: StreamMetrics
+    error_kind: ErrorKind | None
+    error_message: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.error_kind is None
+
+
+def replay(protocol: WireProtocol, reads: Iterable[tuple[int, bytes]], t0_ns: int = 0) -> ReplayResult:
+    session = StreamSession(protocol.new_parser(), t0_ns)
+    t_ns = t0_ns
+    for t_ns, data in reads:
+        if not session.feed(t_ns, data):
+            break
+    else:
+        session.close(t_ns)
+    kind, message = session.outcome()
+    return ReplayResult(session.measurement.metrics(end_ns=t_ns), kind, message)
