@@ -26,6 +26,7 @@ class ErrorKind(StrEnum):
     PROTOCOL = "protocol"
     TRUNCATED = "truncated"
     EMPTY = "empty"
+    ASSERTION = "assertion"  # the answer failed the prompt's `expect:` checks
     # Not a provider fault: the service stopped while the probe was in flight.
     CANCELLED = "cancelled"
 
@@ -82,6 +83,16 @@ class Sample:
     model_version: str | None = None
     server_timing: dict[str, Any] | None = None
     sched_lag_ms: float | None = None
+    queue_wait_ms: float | None = None  # waiting for a concurrency cap, apart from sched_lag_ms
+    # Route truth (DESIGN §10): what the response itself says about who served it.
+    served_by: str | None = None
+    system_fingerprint: str | None = None
+    fallback: bool | None = None  # None: the response says nothing either way
+    ratelimit_remaining_requests: int | None = None
+    ratelimit_remaining_tokens: int | None = None
+    cost_usd: float | None = None
+    answer_fingerprint: str | None = None  # temperature-0 prompts: a normalised hash of the answer
+    failed_check: str | None = None  # the `expect:` check that failed (error_kind assertion)
     agent: str = "local"
     # Idempotency key: the writer and the spool replay use it so that a
     # sample is never stored twice.

@@ -132,6 +132,15 @@ class SampleRow(Base):
     model_version: Mapped[str | None] = mapped_column(Text)
     server_timing: Mapped[dict[str, Any] | None]
     sched_lag_ms: Mapped[float | None] = mapped_column(Float)
+    queue_wait_ms: Mapped[float | None] = mapped_column(Float)
+    served_by: Mapped[str | None] = mapped_column(Text)
+    system_fingerprint: Mapped[str | None] = mapped_column(Text)
+    fallback: Mapped[bool | None] = mapped_column(Boolean)
+    ratelimit_remaining_requests: Mapped[int | None] = mapped_column(BigInteger)
+    ratelimit_remaining_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    cost_usd: Mapped[float | None] = mapped_column(Float)
+    answer_fingerprint: Mapped[str | None] = mapped_column(Text)
+    failed_check: Mapped[str | None] = mapped_column(Text)
 
 
 class Agent(Base):
@@ -249,6 +258,7 @@ class RollupHourly(Base):
     error_counts: Mapped[dict[str, Any]] = mapped_column(JSON)  # {error_kind: count}
     input_tokens_sum: Mapped[int] = mapped_column(BigInteger)
     output_tokens_sum: Mapped[int] = mapped_column(BigInteger)
+    cost_usd_sum: Mapped[float] = mapped_column(Float, server_default=text("0"))
     ttft_ms_hist: Mapped[dict[str, Any]] = mapped_column(JSON)
     ttft_ms_count: Mapped[int] = mapped_column(Integer)
     ttft_ms_sum: Mapped[float | None] = mapped_column(Float)
