@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 
 log = logging.getLogger(__name__)
 
@@ -73,9 +74,17 @@ _O200K_PATTERN = "|".join(
 )
 
 
-@functools.cache
+_O200K_LOCK = threading.Lock()
+
+
 def o200k():
-    """tiktoken's o200k_base Encoding, built from packaged data."""
+    """tiktoken's o200k_base Encoding, built from packaged data (~1 s, once; thread-safe)."""
+    with _O200K_LOCK:  # a second caller waits for the first load instead of repeating it
+        return _load_o200k()
+
+
+@functools.cache
+def _load_o200k():
     import base64
     import gzip
     import hashlib
