@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from monitor.simulator.behaviour import ModelBehaviour
 
+
 @dataclass(frozen=True, slots=True)
 class SimProvider:
     name: str
