@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TextIO
+from typing import Any
 from urllib.parse import urlsplit
 
 from monitor.config_alerts import build_alerting, build_alerts, build_notifiers
@@ -83,7 +83,6 @@ __all__ = [
     "Target",
     "ToolExpect",
     "WebhookConfig",
-    "check_config_command",
     "load_config",
     "load_config_text",
 ]  # fmt: skip
@@ -133,15 +132,6 @@ def load_config(path: str | Path, env: Mapping[str, str] | None = None) -> Confi
 def load_config_text(text: str, base_dir: str | Path | None = None, env: Mapping[str, str] | None = None) -> Config:
     """Validate config text; prompt files resolve against `base_dir` (default: the working directory)."""
     return _load(text, Path(base_dir) if base_dir is not None else Path.cwd(), env, None)
-
-
-def check_config_command(
-    config_path: str, out: TextIO, err: TextIO | None = None, env: Mapping[str, str] | None = None
-) -> int:
-    """`firsttoken check-config`: print the expanded matrix (0), or every error (2)."""
-    from monitor.commands.check_config import check_config_command as run
-
-    return run(config_path, out, err, env)
 
 
 def _load(text: str, base_dir: Path, env: Mapping[str, str] | None, source: Path | None) -> Config:
