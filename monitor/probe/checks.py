@@ -141,7 +141,7 @@ def _schema_error(schema: Mapping[str, Any], value: Any, what: str) -> str | Non
         return None
     where = "/".join(str(p) for p in error.absolute_path) or "top level"
     # The validator's message quotes the offending value (the model's words): name the rule instead.
-    return f"{what} do not match json_schema at {where}: fails {error.validator!r}"
+    return f"{what}: json_schema mismatch at {where} (rule {error.validator!r})"
 
 
 class _Validator:

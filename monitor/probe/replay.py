@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from monitor.probe.measure import StreamMetrics
+from monitor.probe.measure import Answer, StreamMetrics
 from monitor.probe.session import StreamSession
 from monitor.protocols.base import WireProtocol
 from monitor.sample import ErrorKind
@@ -21,6 +21,7 @@ class ReplayResult:
     metrics: StreamMetrics
     error_kind: ErrorKind | None
     error_message: str | None
+    answer: Answer | None = None  # the assembled answer text and tool calls, for `expect` checks
 
     @property
     def ok(self) -> bool:
@@ -36,4 +37,5 @@ def replay(protocol: WireProtocol, reads: Iterable[tuple[int, bytes]], t0_ns: in
     else:
         session.close(t_ns)
     kind, message = session.outcome()
-    return ReplayResult(session.measurement.metrics(end_ns=t_ns), kind, message)
+    measurement = session.measurement
+    return ReplayResult(measurement.metrics(end_ns=t_ns), kind, message, measurement.answer())
