@@ -122,6 +122,15 @@ class Sample:
 SAMPLE_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Sample))
 
 
+def outcome_label(sample: Sample) -> str:
+    """`ok`, the error kind, or `assertion:<check>` naming the `expect` check that failed."""
+    if sample.ok:
+        return "ok"
+    if sample.failed_check:
+        return f"{sample.error_kind}:{sample.failed_check}"
+    return str(sample.error_kind)
+
+
 # The two spellings of samples on the command line (`probe --json`, `samples --json/--csv`) and
 # in the dashboard's download: one place, so they cannot drift apart.
 def write_json(samples: Sequence[Sample], out: TextIO) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import charts, data, ui
+from monitor.sample import outcome_label
 from monitor.storage.queries.sampleviews import OUTCOMES, backtest_csv, full_csv
 
 METRICS = ("ttft_ms", "ttft_answer_ms", "total_ms", "tps")
@@ -65,7 +66,7 @@ st.dataframe(
         {
             "started (UTC)": s.started_at.strftime("%Y-%m-%d %H:%M:%S"),
             "agent": s.agent,
-            "outcome": "ok" if s.ok else s.error_kind,
+            "outcome": outcome_label(s),
             "TTFT (ms)": _r(s.ttft_ms),
             "answer TTFT (ms)": _r(s.ttft_answer_ms),
             "total (ms)": _r(s.total_ms),

@@ -16,7 +16,7 @@ from monitor.probe.runner import probe_target
 from monitor.probe.tokens import warm_up
 from monitor.probe.transport.lanes import ClientLanes
 from monitor.probe.transport.lanes import warm_up as warm_up_network
-from monitor.sample import Sample, write_json
+from monitor.sample import Sample, outcome_label, write_json
 
 
 def select_targets(targets: Sequence, pattern: str) -> list:
@@ -126,7 +126,7 @@ class TablePrinter:
         )
         cells = (
             sample.target,
-            "ok" if sample.ok else str(sample.error_kind),
+            outcome_label(sample),
             _num(sample.ttfb_ms),
             _num(sample.ttft_ms),
             _num(sample.ttft_answer_ms),
