@@ -120,6 +120,12 @@ def rate(value: float | None) -> str:
     return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:,.0f} tok/s"
 
 
+def usd(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"${value:,.2f}" if value >= 1 else f"${value:.4f}"
+
+
 def pct(value: float | None, digits: int = 2) -> str:
     return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.{digits}f}%"
 

@@ -94,6 +94,19 @@ def body() -> None:
             hide_index=True,
             width="stretch",
         )
+    if od.spend_month:
+        st.subheader("Probe spend this month")
+        st.caption(
+            "From `prices:` (input, cached input, output including reasoning), since the 1st (UTC), "
+            "as of the last rollup (every few minutes)."
+        )
+        rows = [(s.provider, s.cost_usd, s.probes) for s in od.spend_month]
+        rows.append(("total", sum(r[1] for r in rows), sum(r[2] for r in rows)))
+        st.dataframe(
+            [{"provider": p, "spend": ui.usd(usd), "probes": n} for p, usd, n in rows],
+            hide_index=True,
+            width="stretch",
+        )
     st.subheader("Firing and pending alerts")
     if not od.live_alerts:
         st.success("Nothing is firing.", icon=":material/check_circle:")

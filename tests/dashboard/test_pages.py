@@ -73,3 +73,20 @@ def test_samples_page_offers_backtest_csv(app, seeded):
     narrowest = sum(t >= since + timedelta(minutes=5) for t in ok_times)
     assert narrowest <= len(ok_points["y"]) <= widest
     assert narrowest > 200
+
+
+def test_overview_shows_the_spend_so_far_this_month(app, seeded):
+    from monitor.storage.queries.spend import month_start
+
+    url, data = seeded
+    at = app(url).run()
+    since = month_start(data.now)
+    expected = sum(s.cost_usd or 0 for s in data.samples if s.started_at >= since)
+    tables = [t.value for t in at.dataframe if "spend" in t.value.columns]
+    if expected == 0:  # the first minutes of a month
+        assert not tables
+        return
+    (table,) = tables
+    assert table["provider"].tolist() == ["openai", "total"]
+    shown = float(table["spend"].iloc[-1].lstrip("$").replace(",", ""))
+    assert abs(shown - expected) <= max(0.00005, expected * 0.005)
