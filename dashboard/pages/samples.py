@@ -5,9 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import charts, data, ui
+from monitor.sample import SAMPLE_METRICS
 from monitor.storage.queries.sampleviews import OUTCOMES, backtest_csv, full_csv
 
-METRICS = ("ttft_ms", "ttft_answer_ms", "total_ms", "tps")
+METRICS = SAMPLE_METRICS
 
 
 def _r(value: float | None) -> float | None:

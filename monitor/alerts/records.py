@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from monitor.alerts.scope import Scope
+from monitor.units import HOUR_S
 
 PENDING, FIRING, RESOLVED = "pending", "firing", "resolved"
 LIVE_STATES = (PENDING, FIRING)
 FIRING_EVENT, REPEAT_EVENT, RESOLVED_EVENT = "firing", "repeat", "resolved"
-HOUR_S = 3600.0
 
 
 @dataclass(frozen=True, slots=True)

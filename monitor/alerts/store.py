@@ -78,13 +78,6 @@ def group_resolutions(conn: Connection, since: datetime) -> dict[tuple[str, str]
     return {(rule, key): at for rule, key, at in conn.execute(query)}
 
 
-def list_alerts(conn: Connection, *, live_only: bool = False, limit: int = 100) -> list[AlertRecord]:
-    query = select(ALERTS).order_by(ALERTS.c.id.desc()).limit(limit)
-    if live_only:
-        query = query.where(ALERTS.c.state.in_(LIVE_STATES))
-    return [record_from_row(r) for r in conn.execute(query)]
-
-
 def apply_changes(
     conn: Connection,
     changes: Iterable[Change],

@@ -7,6 +7,7 @@ clock, so recorded streams replay to exactly the numbers a live probe gets.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from monitor.protocols.base import (
     TokenKind,
     UsageReport,
 )
-from monitor.sample import ErrorKind, TokensSource
+from monitor.sample import SAMPLE_FIELDS, ErrorKind, TokensSource
 
 NS_PER_MS = 1_000_000
 # The estimate encodes only this much text and scales by the full length (monitor.probe.tokens),
@@ -51,6 +52,13 @@ class StreamMetrics:
     server_timing: dict[str, Any] | None
     finished: bool
     failure: StreamFailure | None
+
+    def sample_fields(self) -> dict[str, Any]:
+        """The fields a Sample shares with these metrics: one conversion, so a new metric cannot be forgotten."""
+        return {name: getattr(self, name) for name in _SHARED_WITH_SAMPLE}
+
+
+_SHARED_WITH_SAMPLE = tuple(f.name for f in dataclasses.fields(StreamMetrics) if f.name in SAMPLE_FIELDS)
 
 
 class StreamMeasurement:

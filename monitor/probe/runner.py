@@ -199,22 +199,7 @@ def _assemble(base, protocol, response, trace, t0_ns, headers_ns, end_ns, sessio
         fields["request_id"] = protocol.request_id(response.headers)
     if session is not None:
         metrics = session.measurement.metrics(end_ns=end_ns)
-        fields.update(
-            ttft_ms=metrics.ttft_ms,
-            ttft_answer_ms=metrics.ttft_answer_ms,
-            total_ms=metrics.total_ms,
-            output_tokens=metrics.output_tokens,
-            tokens_source=metrics.tokens_source,
-            input_tokens=metrics.input_tokens,
-            reasoning_tokens=metrics.reasoning_tokens,
-            cached_input_tokens=metrics.cached_input_tokens,
-            tps=metrics.tps,
-            chunks=metrics.chunks,
-            itl_p50_ms=metrics.itl_p50_ms,
-            itl_max_ms=metrics.itl_max_ms,
-            model_version=metrics.model_version,
-            server_timing=metrics.server_timing,
-        )
+        fields.update(metrics.sample_fields())
         if error is None:
             error = session.outcome()
             if error[0] is None:

@@ -34,6 +34,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from monitor.sample import SAMPLE_METRICS
+
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -306,7 +308,7 @@ class JobState(Base):
     updated_at: Mapped[datetime]
 
 
-ROLLUP_METRICS: tuple[str, ...] = ("ttft_ms", "ttft_answer_ms", "total_ms", "tps")
+ROLLUP_METRICS: tuple[str, ...] = SAMPLE_METRICS
 
 
 class DetectorState(Base):

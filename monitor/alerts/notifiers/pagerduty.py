@@ -17,6 +17,7 @@ import httpx
 
 from monitor.alerts.notifiers.base import USER_AGENT, post
 from monitor.config_schema import PagerDutyConfig
+from monitor.sample import target_id
 
 MAX_SUMMARY = 1024  # PagerDuty truncates longer summaries
 MAX_DEDUP_KEY = 255
@@ -47,7 +48,7 @@ def _scope_text(scope: Mapping[str, Any]) -> str:
     provider, region = scope.get("provider"), scope.get("region")
     if scope.get("model") is None:
         return f"{provider}@{region}"
-    return f"{provider}/{scope.get('model')}@{region}:{scope.get('prompt')}"
+    return target_id(provider, scope.get("model"), region, scope.get("prompt"))
 
 
 def severity(ours: str) -> str:
