@@ -10,7 +10,9 @@ the protocol; it asks the protocol object instead.
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -235,9 +237,22 @@ def register(cls: type[WireProtocol]) -> type[WireProtocol]:
     return cls
 
 
-def get_protocol(name: str) -> WireProtocol:
-    import monitor.protocols  # noqa: F401  (populates the registry)
+def discover() -> None:
+    """Import every module of `monitor.protocols` (each registers itself with `@register`).
 
+    Cheap when nothing is new (a directory listing; imported modules are cached), so an
+    unknown name triggers one more look before it is an error: a module dropped into the
+    package, or a folder added to its `__path__`, is found on first use.
+    """
+    import monitor.protocols as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{info.name}")
+
+
+def get_protocol(name: str) -> WireProtocol:
+    if name not in _REGISTRY:
+        discover()
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -245,6 +260,5 @@ def get_protocol(name: str) -> WireProtocol:
 
 
 def protocol_names() -> list[str]:
-    import monitor.protocols  # noqa: F401
-
+    discover()
     return sorted(_REGISTRY)
