@@ -24,6 +24,7 @@ from sqlalchemy import Engine
 from dashboard.settings import Settings, load_settings
 from monitor.gcpause import gc_paused
 from monitor.storage.queries import alertviews, compare, health, overview, sampleviews, trends
+from monitor.storage.queries import failures as failure_queries
 from monitor.storage.queries import targets as target_queries
 from monitor.storage.queries.agents import AgentInfo, list_agents
 
@@ -194,6 +195,16 @@ def samples(target: str, start: datetime, end: datetime, outcome: str, kinds: tu
         sampleviews.target_samples, engine(), target, start, end, outcome=outcome, error_kinds=kinds, limit=limit
     )
     return tuple(rows)
+
+
+@st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
+def alert(alert_id: int) -> alertviews.AlertView | None:
+    return guarded(alertviews.alert, engine(), alert_id)
+
+
+@st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
+def failures(target: str, start: datetime, end: datetime) -> tuple[tuple[datetime, str], ...]:
+    return tuple(guarded(failure_queries.failures, engine(), target, start, end))
 
 
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)

@@ -183,6 +183,8 @@ class Alert(Base):
     metric: Mapped[str] = mapped_column(Text)
     value: Mapped[float | None] = mapped_column(Float)
     baseline: Mapped[float | None] = mapped_column(Float)
+    fired_value: Mapped[float | None] = mapped_column(Float)  # the metric when the alert fired (migration 0006)
+    worst_value: Mapped[float | None] = mapped_column(Float)  # its worst while firing: max, or min for tps
     started_at: Mapped[datetime]
     fired_at: Mapped[datetime | None]
     resolved_at: Mapped[datetime | None]
