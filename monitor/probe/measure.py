@@ -50,6 +50,8 @@ class StreamMetrics:
     itl_max_ms: float | None
     model_version: str | None
     server_timing: dict[str, Any] | None
+    served_by: str | None  # as the stream named it; headers add theirs in the probe
+    system_fingerprint: str | None
     finished: bool
     failure: StreamFailure | None
 
@@ -78,6 +80,8 @@ class StreamMeasurement:
         self._usage = UsageReport()
         self._model_version: str | None = None
         self._server_timing: dict[str, Any] = {}
+        self._served_by: str | None = None
+        self._system_fingerprint: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -100,6 +104,10 @@ class StreamMeasurement:
                     self._model_version = event.model_version
                 if event.server_timing:
                     self._server_timing.update(event.server_timing)
+                if event.served_by and not self._served_by:
+                    self._served_by = event.served_by
+                if event.system_fingerprint and not self._system_fingerprint:
+                    self._system_fingerprint = event.system_fingerprint
 
     def _on_token(self, t_ns: int, token: TokenDelta) -> None:
         if not token.text:
@@ -142,6 +150,8 @@ class StreamMeasurement:
             itl_max_ms=max(self._gaps_ns) / NS_PER_MS if self._gaps_ns else None,
             model_version=self._model_version,
             server_timing=dict(self._server_timing) or None,
+            served_by=self._served_by,
+            system_fingerprint=self._system_fingerprint,
             finished=self.finished,
             failure=self.failure,
         )

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
 
+from monitor.protocols.route import NO_ROUTE, RouteTruth, gateway_route, join_route, lower_headers
 from monitor.sample import ErrorKind
 
 
@@ -68,10 +69,14 @@ class StreamFailure:
 
 @dataclass(frozen=True, slots=True)
 class ResponseInfo:
-    """What the provider says about itself: returned model, provider timings."""
+    """What the provider says about itself: returned model, provider timings,
+    and the route truth a stream carries (OpenRouter's chunk `provider`,
+    `system_fingerprint`); headers add the rest once per response (route.py)."""
 
     model_version: str | None = None
     server_timing: Mapping[str, Any] | None = None
+    served_by: str | None = None
+    system_fingerprint: str | None = None
 
 
 Event = TokenDelta | UsageReport | Finished | StreamFailure | ResponseInfo
@@ -172,6 +177,26 @@ class WireProtocol(ABC):
             if value:
                 return value
         return None
+
+    def pinned_route(self, params: Mapping[str, Any]) -> str | None:
+        """The upstream a request's params pin first (None: nothing pinned)."""
+        return None
+
+    def route_headers(self, headers: Mapping[str, str]) -> RouteTruth:
+        """Route truth in one response's headers (lower-case names). Gateways sit in
+        front of any protocol, so their headers are read for all; a protocol adds its own."""
+        return gateway_route(headers)
+
+    def route_truth(
+        self,
+        headers: Mapping[str, str] | None,
+        served_by: str | None = None,
+        system_fingerprint: str | None = None,
+        pinned: str | None = None,
+    ) -> RouteTruth:
+        """Headers (parsed here, once) joined with what the stream named."""
+        from_headers = self.route_headers(lower_headers(headers)) if headers else NO_ROUTE
+        return join_route(from_headers, served_by, system_fingerprint, pinned)
 
     def error_message(self, status: int, body: bytes) -> str:
         """A short human message from an error response body."""
