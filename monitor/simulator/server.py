@@ -13,7 +13,6 @@ import hashlib
 import itertools
 import random
 import secrets
-import threading
 import time
 import weakref
 from dataclasses import replace
@@ -29,7 +28,7 @@ from monitor.simulator.request import HttpError, Request
 from monitor.simulator.stream import Sleeper, StreamRunner, sleeper_for
 from monitor.simulator.truth import TruthRecord, TruthStore
 from monitor.simulator.wire import Call, StreamInfo, WireEncoder, find_route
-from monitor.simulator.wire.base import ERROR_MESSAGES
+from monitor.simulator.wire.base import ERROR_MESSAGES, route_options
 
 REGION_PREFIX = "/region/"
 
@@ -104,8 +103,9 @@ class Simulator:
         """Listen; return the bound port."""
         loop = asyncio.get_running_loop()
         self._sleep = sleeper_for(loop)
-        # The prompt-token counter loads in ~1 s: in the background, not in the first request.
-        threading.Thread(target=o200k, name="o200k-load", daemon=True).start()
+        # The prompt-token counter loads in ~1 s of CPU: before listening, so it neither stalls
+        # the first request nor competes with timed streams for the GIL.
+        await loop.run_in_executor(None, o200k)
         self._server = await loop.create_server(self._new_connection, host, port, backlog=2048, reuse_address=True)
         return self._server.sockets[0].getsockname()[1]
 
@@ -191,7 +191,7 @@ class Simulator:
             else:
                 message = ERROR_MESSAGES[kind]
             extra = [("retry-after", "2")] if plan.fault == "rate_limited" else []
-            self._fail(conn, cls, rec, status, kind, message, extra)
+            self._fail(conn, cls, rec, status, kind, message, [*extra, *cls.route_headers(behaviour)])
             return
         if plan.fault in ("html", "html_502"):
             rec.status = 200 if plan.fault == "html" else 502
@@ -205,10 +205,15 @@ class Simulator:
             prompt_tokens=prompt_tokens,
             usage=behaviour.usage and call.include_usage,
             created_s=int(time.time()),
-            options={**call.options, "reasoning": plan.reasoning_tokens > 0},
+            options={**call.options, **route_options(behaviour), "reasoning": plan.reasoning_tokens > 0},
         )
         enc = cls(info)
-        headers = [("content-type", enc.media_type()), ("cache-control", "no-cache"), *cls.response_headers(rid)]
+        headers = [
+            ("content-type", enc.media_type()),
+            ("cache-control", "no-cache"),
+            *cls.response_headers(rid),
+            *cls.route_headers(behaviour),
+        ]
         rec.status = 200
         assert self._sleep is not None
         self.active_streams += 1
