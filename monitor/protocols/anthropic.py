@@ -41,15 +41,12 @@ from monitor.protocols.base import (
     UsageReport,
     WireProtocol,
     error_message_from_body,
-    forced_tool,
     join_url,
     json_body,
-    reasoning_budget,
     register,
     tool_delta,
-    tool_functions,
-    tool_parameters,
 )
+from monitor.protocols.features import forced_tool, reasoning_budget, tool_functions, tool_parameters
 from monitor.protocols.route import ANTHROPIC_RATELIMIT, RouteTruth, gateway_route
 from monitor.protocols.sse import SSEStreamParser, as_int, loads_json
 from monitor.sample import ErrorKind

@@ -42,15 +42,12 @@ from monitor.protocols.base import (
     UsageReport,
     WireProtocol,
     error_message_from_body,
-    forced_tool,
     join_url,
     json_body,
-    reasoning_budget,
     register,
     tool_delta,
-    tool_functions,
-    tool_parameters,
 )
+from monitor.protocols.features import forced_tool, reasoning_budget, tool_functions, tool_parameters
 from monitor.protocols.json_array import MAX_ELEMENT_BYTES, WHITESPACE, JsonArraySplitter
 from monitor.protocols.sse import SSEDecoder, as_int, loads_json
 from monitor.sample import ErrorKind

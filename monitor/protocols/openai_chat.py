@@ -27,13 +27,12 @@ from monitor.protocols.base import (
     TokenKind,
     UsageReport,
     WireProtocol,
-    forced_tool,
     join_url,
     json_body,
-    reasoning_effort,
     register,
     tool_delta,
 )
+from monitor.protocols.features import forced_tool, reasoning_effort
 from monitor.protocols.route import openrouter_pin
 from monitor.protocols.sse import SSEStreamParser, as_int, loads_json
 from monitor.sample import ErrorKind
