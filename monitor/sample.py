@@ -134,6 +134,15 @@ ALERT_METRICS: tuple[str, ...] = (*SAMPLE_METRICS, "error_rate")
 CHANGE_METRICS: tuple[str, ...] = ("served_by", "model_version", "system_fingerprint", "answer_fingerprint")
 
 
+def outcome_label(sample: Sample) -> str:
+    """`ok`, the error kind, or `assertion:<check>` naming the `expect` check that failed."""
+    if sample.ok:
+        return "ok"
+    if sample.failed_check:
+        return f"{sample.error_kind}:{sample.failed_check}"
+    return str(sample.error_kind)
+
+
 # The two spellings of samples on the command line (`probe --json`, `samples --json/--csv`) and
 # in the dashboard's download: one place, so they cannot drift apart.
 def write_json(samples: Sequence[Sample], out: TextIO) -> None:

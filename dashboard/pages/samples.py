@@ -8,7 +8,7 @@ import streamlit as st
 
 from dashboard import charts, data, ui, urlstate
 from monitor import fmt
-from monitor.sample import SAMPLE_METRICS
+from monitor.sample import SAMPLE_METRICS, outcome_label
 from monitor.storage.queries.sampleviews import OUTCOMES, backtest_csv, full_csv
 
 METRICS = SAMPLE_METRICS
@@ -72,7 +72,7 @@ picked = st.dataframe(
         {
             "started (UTC)": s.started_at.strftime("%Y-%m-%d %H:%M:%S"),
             "agent": s.agent,
-            "outcome": "ok" if s.ok else s.error_kind,
+            "outcome": outcome_label(s),
             "TTFT": fmt.ms(s.ttft_ms),
             "answer TTFT": fmt.ms(s.ttft_answer_ms),
             "total": fmt.ms(s.total_ms),

@@ -88,7 +88,12 @@ class Service:
     async def _probe(self, target, sched_lag_ms: float) -> Sample:
         async with self.lanes.lane(target.base_url) as client:
             return await probe_target(
-                client, target, agent=self.config.agent, secrets=self.config.secrets, sched_lag_ms=sched_lag_ms
+                client,
+                target,
+                agent=self.config.agent,
+                secrets=self.config.secrets,
+                sched_lag_ms=sched_lag_ms,
+                price=self.config.price(target.provider, target.model),
             )
 
     def _on_sample(self, sample: Sample) -> None:

@@ -21,6 +21,7 @@ from monitor.protocols.base import (
     StreamFailure,
     TokenDelta,
     TokenKind,
+    ToolCallDelta,
     UsageReport,
 )
 from monitor.sample import SAMPLE_FIELDS, ErrorKind, TokensSource
@@ -30,6 +31,33 @@ NS_PER_MS = 1_000_000
 # so keeping more would only cost memory; a runaway stream cannot grow it.
 MAX_TEXT_CHARS = ENCODE_CHARS
 MAX_GAPS = 100_000
+# The answer kept for `expect:` checks and the answer fingerprint. A probe's answer is a few
+# hundred characters; past this a check sees a prefix (max_chars still counts every character),
+# so a runaway stream cannot grow memory. Tool calls are bounded the same way, in all.
+MAX_ANSWER_CHARS = 64_000
+MAX_TOOL_CALLS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One assembled tool call: the function's name and its arguments as streamed (JSON text)."""
+
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What the model said, for the checks: visible text (kept up to MAX_ANSWER_CHARS of
+    `chars`) and its tool calls in index order."""
+
+    text: str
+    chars: int
+    tool_calls: tuple[ToolCall, ...]
+
+    @property
+    def complete(self) -> bool:
+        return len(self.text) == self.chars
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +105,10 @@ class StreamMeasurement:
         self._gaps_ns: list[int] = []
         self._text: list[str] = []
         self._text_chars = 0
+        self._answer: list[str] = []
+        self._answer_chars = 0
+        self._tools: dict[int, list[str]] = {}  # call index -> [name, arguments fragments...]
+        self._tool_chars = 0
         self._usage = UsageReport()
         self._model_version: str | None = None
         self._server_timing: dict[str, Any] = {}
@@ -122,9 +154,32 @@ class StreamMeasurement:
             self.first_answer_ns = t_ns
         self.last_token_ns = t_ns
         self.chunks += 1
+        text = token.text
         if self._text_chars < MAX_TEXT_CHARS:  # cut a single huge delta too: memory stays bounded
-            self._text.append(token.text[: MAX_TEXT_CHARS - self._text_chars])
-        self._text_chars += len(token.text)
+            self._text.append(text[: MAX_TEXT_CHARS - self._text_chars])
+        self._text_chars += len(text)
+        if token.kind is TokenKind.ANSWER:
+            if self._answer_chars < MAX_ANSWER_CHARS:
+                self._answer.append(text[: MAX_ANSWER_CHARS - self._answer_chars])
+            self._answer_chars += len(text)
+        elif type(token) is ToolCallDelta:
+            self._on_tool(token)
+
+    def _on_tool(self, token: ToolCallDelta) -> None:
+        parts = self._tools.get(token.index)
+        if parts is None:
+            if len(self._tools) >= MAX_TOOL_CALLS:
+                return
+            parts = self._tools[token.index] = [""]
+        if token.name and not parts[0]:
+            parts[0] = token.name
+        if token.arguments and self._tool_chars < MAX_ANSWER_CHARS:
+            parts.append(token.arguments[: MAX_ANSWER_CHARS - self._tool_chars])
+            self._tool_chars += len(token.arguments)
+
+    def answer(self) -> Answer:
+        calls = tuple(ToolCall(p[0], "".join(p[1:])) for _, p in sorted(self._tools.items()))
+        return Answer("".join(self._answer), self._answer_chars, calls)
 
     def metrics(self, end_ns: int | None = None) -> StreamMetrics:
         usage = self._usage
