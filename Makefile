@@ -22,6 +22,7 @@ demo: install
 lint: install
 	$(BIN)/ruff check monitor dashboard tests benchmarks migrations
 	$(BIN)/ruff format --check monitor dashboard tests benchmarks migrations
+	$(BIN)/lint-imports
 
 # Debian's Chromium for the dashboard's browser test (Playwright drives it by path; no browser download).
 browser-deps:

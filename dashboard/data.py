@@ -23,11 +23,12 @@ from sqlalchemy import Engine
 
 from dashboard.settings import Settings, load_settings
 from monitor.gcpause import gc_paused
-from monitor.storage.queries import alertviews, compare, dashfetch, health, overview, sampleviews, trends
+from monitor.storage.queries import alertviews, compare, health, overview, sampleviews, trends
+from monitor.storage.queries import targets as target_queries
 from monitor.storage.queries.agents import AgentInfo, list_agents
 
 T = TypeVar("T")
-TargetRef = trends.TargetRef
+TargetRef = target_queries.TargetRef
 # work_mem 16 MB: the 30-day trend sorts ~15,000 rollup rows with their histograms (~5 MB), which
 # spilled to disk at the default 4 MB (+8 ms); a dashboard holds at most a handful of connections.
 PG_OPTIONS = "-c default_transaction_read_only=on -c jit=off -c statement_timeout=20000 -c work_mem=16MB"
@@ -93,7 +94,7 @@ def schema_problem() -> str | None:
 
 @st.cache_data(ttl=60, show_spinner=False)
 def targets() -> tuple[TargetRef, ...]:
-    return tuple(guarded(dashfetch.list_targets, engine()))
+    return tuple(guarded(target_queries.list_targets, engine()))
 
 
 def refs(ids: tuple[str, ...]) -> list[TargetRef]:

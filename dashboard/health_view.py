@@ -17,7 +17,7 @@ import numpy as np
 from dashboard import status
 from monitor.storage.queries.alertviews import AlertView
 from monitor.storage.queries.health import Current, PeriodGrid
-from monitor.storage.queries.trends import TargetRef
+from monitor.storage.queries.targets import TargetRef
 
 
 @dataclass(frozen=True)

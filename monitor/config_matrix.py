@@ -137,6 +137,8 @@ def _target(
         params=provider.params,
         options=provider.options,
         agents=check.agents,
+        canonical_model=provider.canonical.get(key.model, key.model),
+        reasoning=prompt.reasoning or provider.reasoning,
     )
 
 

@@ -7,12 +7,15 @@ JSON-friendly fields. Units are in the names.
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import json
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, TextIO
 
 
 class ErrorKind(StrEnum):
@@ -117,3 +120,28 @@ class Sample:
 
 
 SAMPLE_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Sample))
+
+
+# The two spellings of samples on the command line (`probe --json`, `samples --json/--csv`) and
+# in the dashboard's download: one place, so they cannot drift apart.
+def write_json(samples: Sequence[Sample], out: TextIO) -> None:
+    for sample in samples:
+        out.write(json.dumps(sample.to_dict(), separators=(",", ":"), default=str) + "\n")
+
+
+def write_csv(samples: Sequence[Sample], out: TextIO) -> None:
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(SAMPLE_FIELDS)
+    for sample in samples:
+        row = sample.to_dict()
+        writer.writerow(_csv_cell(row[name]) for name in SAMPLE_FIELDS)
+
+
+def _csv_cell(value: object) -> object:
+    if value is None:
+        return ""
+    if isinstance(value, bool):  # the JSON spelling, so both outputs read the same
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return json.dumps(value, separators=(",", ":"))
+    return value

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import fnmatch
-import json
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -17,7 +16,7 @@ from monitor.probe.runner import probe_target
 from monitor.probe.tokens import warm_up
 from monitor.probe.transport.lanes import ClientLanes
 from monitor.probe.transport.lanes import warm_up as warm_up_network
-from monitor.sample import Sample
+from monitor.sample import Sample, write_json
 
 
 def select_targets(targets: Sequence, pattern: str) -> list:
@@ -87,7 +86,7 @@ class JsonPrinter:
         self.out = out
 
     def add(self, sample: Sample) -> None:
-        self.out.write(json.dumps(sample.to_dict(), separators=(",", ":"), default=str) + "\n")
+        write_json((sample,), self.out)
         self.out.flush()
 
     def finish(self) -> None:

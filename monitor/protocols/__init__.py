@@ -1,14 +1,12 @@
-"""Wire protocols. Importing this package registers every protocol module."""
+"""Wire protocols. Importing this package imports every module in it, so each protocol
+module registers itself (`@register`): adding a protocol is adding one module."""
 
-from monitor.protocols import (  # noqa: F401  (registry entries)
-    anthropic,
-    azure_openai,
-    bedrock,
-    gemini,
-    ollama,
-    openai_chat,
-    openai_responses,
-)
+import importlib
+import pkgutil
+
 from monitor.protocols.base import get_protocol, protocol_names
+
+for _info in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_info.name}")
 
 __all__ = ["get_protocol", "protocol_names"]

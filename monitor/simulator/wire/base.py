@@ -162,6 +162,9 @@ class WireEncoder(ABC):
     """One response stream of one protocol. A new instance per request."""
 
     protocol: ClassVar[str]
+    # The path a user's `regions:` URL ends with for this protocol (`.../v1` for OpenAI's),
+    # so tests, the demo and benchmarks build base URLs without a table of their own.
+    base_path: ClassVar[str] = ""
     content_type: ClassVar[str] = "text/event-stream; charset=utf-8"
     id_header: ClassVar[str | None] = None  # the protocol's own request-id header
     overloaded_status: ClassVar[int] = 503

@@ -75,6 +75,7 @@ def _chunk(
 
 class OpenAIChatEncoder(SSEEncoder):
     protocol = "openai-chat"
+    base_path = "/v1"
     _filter_results: ClassVar[dict[str, Any] | None] = None  # Azure's content filter annotations
 
     @classmethod

@@ -52,6 +52,7 @@ _ANSWER_DELTA = Template(
 
 class OpenAIResponsesEncoder(SSEEncoder):
     protocol = "openai-responses"
+    base_path = "/v1"
 
     @classmethod
     def route(cls, method: str, path: str) -> dict[str, str] | None:

@@ -17,7 +17,7 @@ from sqlalchemy import Engine
 
 from monitor.storage.queries.dashfetch import fetch_raw, fetch_rollups
 from monitor.storage.queries.histmatrix import hist_quantiles, value_quantiles
-from monitor.storage.queries.trends import TargetRef
+from monitor.storage.queries.targets import TargetRef
 
 WINDOW = timedelta(hours=1)
 STATE_WINDOW = timedelta(minutes=15)
