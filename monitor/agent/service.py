@@ -108,7 +108,12 @@ class Service:
             loop.add_signal_handler(signal.SIGHUP, self._reload.set)
         warm_up_tokenizer()
         await warm_up()
-        self.status = StatusServer(self.options.listen_host, self.options.listen_port, self.metrics.chunks, self.health)
+        from monitor.agent.public import PublicStatus
+
+        public = PublicStatus(self.engine, lambda: self.config)
+        self.status = StatusServer(
+            self.options.listen_host, self.options.listen_port, self.metrics.chunks, self.health, public.handle
+        )
         self.status.start()
         targets = self.config.targets_for_agent(self.config.agent)
         from monitor.agent.otel import from_environment

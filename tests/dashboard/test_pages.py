@@ -73,3 +73,23 @@ def test_samples_page_offers_backtest_csv(app, seeded):
     narrowest = sum(t >= since + timedelta(minutes=5) for t in ok_times)
     assert narrowest <= len(ok_points["y"]) <= widest
     assert narrowest > 200
+
+
+def test_health_page_links_the_public_status(app, seeded, monkeypatch):
+    url, _ = seeded
+    monkeypatch.setenv("FIRSTTOKEN_STATUS_URL", "https://status.example.com/")
+    at = app(url).run()
+    at.switch_page("pages/health.py").run()
+    assert not problems(at)
+    text = " ".join(m.value for m in at.markdown)
+    provider = at.selectbox(key="health-provider").value
+    assert f"https://status.example.com/badge/{provider}.svg" in text
+    assert "https://status.example.com/status.json" in text and "https://status.example.com/incidents.atom" in text
+
+
+def test_status_links_fall_back_to_the_dashboards_sibling():
+    from monitor.agent.public import status_links
+
+    assert status_links("https://dash.example.com:8501/x", environ={}) == "https://dash.example.com:9464"
+    assert status_links(None, environ={}) is None
+    assert status_links(None, environ={"FIRSTTOKEN_STATUS_URL": "https://s.example/"}) == "https://s.example"

@@ -115,6 +115,21 @@ class RunningService:
             },
             "prompts": {"short": {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 16}},
             "checks": [{"providers": ["sim"], "prompts": ["short"]}],
+            # The always-failing model pages: an incident for the public status and feed.
+            "alerts": [
+                {
+                    "name": "broken-errors",
+                    "metric": "error_rate",
+                    "kind": "threshold",
+                    "above": 0.5,
+                    "window": "5s",
+                    "min_samples": 2,
+                    "for_evaluations": 1,
+                    "match": {"model": BROKEN},
+                }
+            ],
+            "notifiers": [{"name": "log", "type": "log"}],
+            "alerting": {"evaluate_every": "1s", "deliver_every": "1s", "settle": "1s", "group_wait": "1s"},
             **(extra_config or {}),
         }
         self.config.write_text(json.dumps(config))
