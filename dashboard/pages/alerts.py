@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import streamlit as st
 
 from dashboard import data, ui
+from monitor.alerts.official import lead_text, matching_incident
 
 ui.header(
     "Alerts",
@@ -15,6 +18,13 @@ ui.require_targets()
 now = data.now()
 days = st.segmented_control("History", [1, 7, 30, 90], default=30, format_func=lambda d: f"{d} d", key="alerts-days")
 ad = ui.load(data.alerts_data, now, days or 30)
+official = ui.load(data.official_between, now - timedelta(days=(days or 30) + 1), now)
+
+
+def vs_official(a) -> str:
+    """How long before (or after) the provider's own status page our alert fired."""
+    fired = a.fired_at or a.started_at
+    return lead_text(fired, matching_incident(a.provider, fired, official))
 
 
 def alert_rows(alerts, resolved: bool):
@@ -31,6 +41,7 @@ def alert_rows(alerts, resolved: bool):
             **({"resolved (UTC)": a.resolved_at.strftime("%Y-%m-%d %H:%M")} if resolved and a.resolved_at else {}),
             **({} if resolved else {"for": ui.ago(a.begins_at, now).replace(" ago", "")}),
             "silenced": a.silenced,
+            "vs provider's status page": vs_official(a),
             "summary": a.summary,
         }
         for a in alerts

@@ -17,11 +17,13 @@ from sqlalchemy import Connection, delete, func, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from monitor.alerts.official import MATCH_WINDOW, lead_text, matching_incident
 from monitor.alerts.payload import build_body
 from monitor.alerts.records import FIRING, LIVE_STATES, REPEAT_EVENT, RESOLVED, RESOLVED_EVENT, AlertRecord, Change
 from monitor.alerts.scope import PROVIDER_REGION, Scope
 from monitor.redact import redact
 from monitor.storage.models import Alert, NotificationOutbox
+from monitor.storage.queries.official import incidents_near
 
 ALERTS = Alert.__table__
 OUTBOX = NotificationOutbox.__table__
@@ -111,8 +113,11 @@ def apply_changes(
         else:
             alert_id = record.id
             conn.execute(update(ALERTS).where(ALERTS.c.id == alert_id).values(**_row_values(record)))
+        note = _official_note(conn, record) if change.events else ""
         for event in change.events:
             body = build_body(record, event, alert_id, url)
+            if note:  # how far ahead of the provider's own status page this alert fired
+                body["official_incident"] = note
             seq = _next_repeat_seq(conn, alert_id) if event == REPEAT_EVENT else 0
             for notifier in notifiers:
                 if notifier.wants(record.severity):
@@ -120,6 +125,14 @@ def apply_changes(
                         _drop_unsent_repeats(conn, alert_id, notifier.name)
                     queued += _enqueue(conn, alert_id, event, seq, notifier.name, body, now)
     return queued
+
+
+def _official_note(conn: Connection, record: AlertRecord) -> str:
+    if record.scope.provider is None:
+        return ""
+    fired = record.fired_at or record.started_at
+    near = incidents_near(conn, record.scope.provider, fired, MATCH_WINDOW)
+    return lead_text(fired, matching_incident(record.scope.provider, fired, near))
 
 
 def _drop_unsent_repeats(conn: Connection, alert_id: int, notifier: str) -> None:

@@ -95,8 +95,57 @@ class OtlpReceiver:
         self.server.server_close()
 
 
+class StatusPageServer:
+    """A provider's official status page: serves `document` as Statuspage v2 summary JSON."""
+
+    def __init__(self) -> None:
+        self.document: dict = {"page": {"id": "x", "name": "Sim"}, "incidents": [], "components": []}
+        self.status_code = 200
+        self.hits = 0
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                server.hits += 1
+                body = json.dumps(server.document).encode()
+                self.send_response(server.status_code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/api/v2/summary.json"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def official_incident(iid: str, name: str, started: str, status: str = "investigating", **extra) -> dict:
+    return {
+        "id": iid,
+        "name": name,
+        "status": status,
+        "impact": "major",
+        "created_at": started,
+        "started_at": started,
+        "updated_at": started,
+        "resolved_at": None,
+        "shortlink": f"https://stspg.io/{iid}",
+        "incident_updates": [],
+        **extra,
+    }
+
+
 class RunningService:
-    def __init__(self, workdir: Path, simulator, otlp_port: int, extra_config: dict | None = None) -> None:
+    def __init__(
+        self, workdir: Path, simulator, otlp_port: int, status_page: str | None = None, extra_config: dict | None = None
+    ) -> None:
         self.workdir = workdir
         self.db = workdir / "integ.db"
         self.config = workdir / "firsttoken.yaml"
@@ -111,6 +160,7 @@ class RunningService:
                     "api_key": SECRET_KEY,
                     "regions": {"local": simulator.base_url + "/v1"},
                     "models": list(MODELS),
+                    **({"status_page": status_page} if status_page else {}),
                 }
             },
             "prompts": {"short": {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 16}},
@@ -248,8 +298,16 @@ def otlp_receiver() -> Iterator[OtlpReceiver]:
 
 
 @pytest.fixture(scope="session")
-def running(tmp_path_factory, simulator, otlp_receiver) -> Iterator[RunningService]:
-    service = RunningService(tmp_path_factory.mktemp("integ-run"), simulator, otlp_receiver.port)
+def status_page() -> Iterator[StatusPageServer]:
+    page = StatusPageServer()
+    page.document["incidents"] = [official_incident("inc-run-1", "Elevated error rates", "2026-01-01T00:00:00Z")]
+    yield page
+    page.stop()
+
+
+@pytest.fixture(scope="session")
+def running(tmp_path_factory, simulator, otlp_receiver, status_page) -> Iterator[RunningService]:
+    service = RunningService(tmp_path_factory.mktemp("integ-run"), simulator, otlp_receiver.port, status_page.url)
     try:
         # Every model probed a few times, so histograms and counters have something in them.
         assert wait_for(lambda: service.scrape().count("firsttoken_probes_total{") >= len(MODELS), 30)
