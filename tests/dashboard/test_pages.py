@@ -93,3 +93,16 @@ def test_status_links_fall_back_to_the_dashboards_sibling():
     assert status_links("https://dash.example.com:8501/x", environ={}) == "https://dash.example.com:9464"
     assert status_links(None, environ={}) is None
     assert status_links(None, environ={"FIRSTTOKEN_STATUS_URL": "https://s.example/"}) == "https://s.example"
+
+
+def test_official_incidents_beside_ours_on_the_timeline_and_the_alerts_page(app, seeded):
+    url, _ = seeded
+    at = app(url).run()
+    at.switch_page("pages/timeline.py").run()
+    assert not problems(at)
+    names = {trace.get("name") for fig in figures(at) for trace in fig["data"]}
+    assert "official incident" in names
+    at.switch_page("pages/alerts.py").run()
+    firing = at.dataframe[0].value
+    (lead,) = firing["vs provider's status page"].tolist()
+    assert lead.startswith("12 min before ") and "Elevated error rates" in lead
