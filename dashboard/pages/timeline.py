@@ -6,9 +6,10 @@ from datetime import timedelta
 
 import streamlit as st
 
-from dashboard import charts, data, status, ui
+from dashboard import charts, data, status, ui, urlstate
 from dashboard.charts_status import OFFICIAL, OFFICIAL_LANE
 from dashboard.status import Period
+from monitor import fmt
 
 ui.header(
     "Degradation timeline",
@@ -18,10 +19,13 @@ ui.header(
 targets = ui.require_targets()
 providers = sorted({t.provider for t in targets})
 c1, c2, c3 = st.columns([3, 3, 2])
-chosen = c1.multiselect("Providers", providers, default=providers, key="timeline-providers", placeholder="all")
+chosen = urlstate.bound(
+    c1.multiselect, "Providers", providers, name="provider", key="timeline-providers", default=providers,
+    placeholder="all",
+)  # fmt: skip
 with c2:
     range_label, span = ui.range_picker("timeline-range", default="24 h")
-only_incidents = c3.toggle("Only lanes with incidents", value=True, key="timeline-only")
+only_incidents = urlstate.bound(c3.toggle, "Only lanes with incidents", name="only", key="timeline-only", default=True)
 now = data.now()
 start = now - span
 period = timedelta(hours=1) if span >= timedelta(days=1) else timedelta(minutes=5 if span <= timedelta(hours=6) else 15)
@@ -47,7 +51,7 @@ for provider in chosen or providers:
         if a.provider != provider:
             continue
         lane = f"{a.region or 'all regions'} · {a.model or 'all models'}"
-        detail = f"{a.rule} ({a.metric} {a.value if a.value is not None else '?'} vs {a.baseline})"
+        detail = f"{a.rule} ({a.metric} worst {fmt.metric(a.metric, a.worst_value)}, baseline {fmt.metric(a.metric, a.baseline)})"
         bars.append(Period(lane, f"alert: {a.severity}", max(a.begins_at, start), a.resolved_at or now, detail))
     for o in official:  # beside ours: what the provider's own status page said, and when
         if o.provider == provider:

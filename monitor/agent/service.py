@@ -29,6 +29,7 @@ from monitor.probe.tokens import warm_up as warm_up_tokenizer
 from monitor.probe.transport.lanes import ClientLanes, warm_up
 from monitor.redact import install_redaction
 from monitor.sample import Sample
+from monitor.storage.db import db_error_line
 
 log = logging.getLogger(__name__)
 
@@ -243,9 +244,7 @@ class Service:
         try:
             await asyncio.to_thread(fn)
         except Exception as exc:  # a database outage must not stop the service
-            # One line: SQLAlchemy's text adds a "(Background on this error …)" line.
-            text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
-            log.warning("%s failed: %s: %s", name, type(exc).__name__, text[0] if text else "")
+            log.warning("%s failed: %s: %s", name, type(exc).__name__, db_error_line(exc))
 
     def _sync_targets(self, targets) -> None:
         """Record the configured targets (and their protocol) for the dashboard."""

@@ -37,6 +37,8 @@ _RECORD_COLUMNS = (
     "resolved_at",
     "value",
     "baseline",
+    "fired_value",
+    "worst_value",
     "last_evaluated_at",
     "last_notified_at",
     "pending_count",
@@ -78,13 +80,6 @@ def group_resolutions(conn: Connection, since: datetime) -> dict[tuple[str, str]
         .group_by(ALERTS.c.rule, ALERTS.c.scope_key)
     )
     return {(rule, key): at for rule, key, at in conn.execute(query)}
-
-
-def list_alerts(conn: Connection, *, live_only: bool = False, limit: int = 100) -> list[AlertRecord]:
-    query = select(ALERTS).order_by(ALERTS.c.id.desc()).limit(limit)
-    if live_only:
-        query = query.where(ALERTS.c.state.in_(LIVE_STATES))
-    return [record_from_row(r) for r in conn.execute(query)]
 
 
 def apply_changes(

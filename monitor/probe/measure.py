@@ -7,6 +7,7 @@ clock, so recorded streams replay to exactly the numbers a live probe gets.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from monitor.protocols.base import (
     TokenKind,
     UsageReport,
 )
-from monitor.sample import ErrorKind, TokensSource
+from monitor.sample import SAMPLE_FIELDS, ErrorKind, TokensSource
 
 NS_PER_MS = 1_000_000
 # The estimate encodes only this much text and scales by the full length (monitor.probe.tokens),
@@ -49,8 +50,17 @@ class StreamMetrics:
     itl_max_ms: float | None
     model_version: str | None
     server_timing: dict[str, Any] | None
+    served_by: str | None  # as the stream named it; headers add theirs in the probe
+    system_fingerprint: str | None
     finished: bool
     failure: StreamFailure | None
+
+    def sample_fields(self) -> dict[str, Any]:
+        """The fields a Sample shares with these metrics: one conversion, so a new metric cannot be forgotten."""
+        return {name: getattr(self, name) for name in _SHARED_WITH_SAMPLE}
+
+
+_SHARED_WITH_SAMPLE = tuple(f.name for f in dataclasses.fields(StreamMetrics) if f.name in SAMPLE_FIELDS)
 
 
 class StreamMeasurement:
@@ -70,6 +80,8 @@ class StreamMeasurement:
         self._usage = UsageReport()
         self._model_version: str | None = None
         self._server_timing: dict[str, Any] = {}
+        self._served_by: str | None = None
+        self._system_fingerprint: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -92,6 +104,10 @@ class StreamMeasurement:
                     self._model_version = event.model_version
                 if event.server_timing:
                     self._server_timing.update(event.server_timing)
+                if event.served_by and not self._served_by:
+                    self._served_by = event.served_by
+                if event.system_fingerprint and not self._system_fingerprint:
+                    self._system_fingerprint = event.system_fingerprint
 
     def _on_token(self, t_ns: int, token: TokenDelta) -> None:
         if not token.text:
@@ -134,6 +150,8 @@ class StreamMeasurement:
             itl_max_ms=max(self._gaps_ns) / NS_PER_MS if self._gaps_ns else None,
             model_version=self._model_version,
             server_timing=dict(self._server_timing) or None,
+            served_by=self._served_by,
+            system_fingerprint=self._system_fingerprint,
             finished=self.finished,
             failure=self.failure,
         )

@@ -104,6 +104,7 @@ async def probe_target(
         ttft_timeout_s=target.ttft_timeout_s,
         secrets=secret_values,
         clock=clock,
+        pinned_route=protocol.pinned_route(target.params),
     )
 
 
@@ -117,8 +118,12 @@ async def measure_request(
     ttft_timeout_s: float,
     secrets: Iterable[str] = (),
     clock: Clock = SYSTEM_CLOCK,
+    pinned_route: str | None = None,
 ) -> Sample:
-    """Send a built request and measure the response into `base`'s fields."""
+    """Send a built request and measure the response into `base`'s fields.
+
+    `pinned_route` is the upstream the request asked for first (the protocol's
+    `pinned_route(params)`); a response served by another is a fallback."""
     request = client.build_request(
         http_request.method, http_request.url, headers=http_request.headers, content=http_request.body
     )
@@ -183,10 +188,12 @@ async def measure_request(
         CURRENT_TRACE.reset(trace_token)
         if response is not None:
             await _close_quietly(response)
-    return _assemble(base, protocol, response, trace, t0_ns, headers_ns, end_ns, session, error, secrets)
+    return _assemble(base, protocol, response, trace, t0_ns, headers_ns, end_ns, session, error, secrets, pinned_route)
 
 
-def _assemble(base, protocol, response, trace, t0_ns, headers_ns, end_ns, session, error, secrets) -> Sample:
+def _assemble(
+    base, protocol, response, trace, t0_ns, headers_ns, end_ns, session, error, secrets, pinned_route=None
+) -> Sample:
     fields: dict = {
         "dns_ms": trace.dns_ms,
         "connect_ms": trace.connect_ms,
@@ -194,27 +201,29 @@ def _assemble(base, protocol, response, trace, t0_ns, headers_ns, end_ns, sessio
         "connection_reused": trace.connection_reused if headers_ns is not None or trace.connect_start_ns else None,
         "ttfb_ms": None if headers_ns is None else (headers_ns - t0_ns) / 1e6,
     }
+    metrics = session.measurement.metrics(end_ns=end_ns) if session is not None else None
+    if metrics is not None:
+        fields.update(metrics.sample_fields())
     if response is not None:
         fields["http_status"] = response.status_code
         fields["request_id"] = protocol.request_id(response.headers)
-    if session is not None:
-        metrics = session.measurement.metrics(end_ns=end_ns)
-        fields.update(
-            ttft_ms=metrics.ttft_ms,
-            ttft_answer_ms=metrics.ttft_answer_ms,
-            total_ms=metrics.total_ms,
-            output_tokens=metrics.output_tokens,
-            tokens_source=metrics.tokens_source,
-            input_tokens=metrics.input_tokens,
-            reasoning_tokens=metrics.reasoning_tokens,
-            cached_input_tokens=metrics.cached_input_tokens,
-            tps=metrics.tps,
-            chunks=metrics.chunks,
-            itl_p50_ms=metrics.itl_p50_ms,
-            itl_max_ms=metrics.itl_max_ms,
-            model_version=metrics.model_version,
-            server_timing=metrics.server_timing,
+        # Route truth: headers parsed here, once per response (an error response
+        # too: a 429's remaining quota is the point), joined with the stream's naming,
+        # and replacing the stream's own served_by / fingerprint in the sample.
+        route = protocol.route_truth(
+            response.headers,
+            metrics.served_by if metrics else None,
+            metrics.system_fingerprint if metrics else None,
+            pinned_route,
         )
+        fields.update(
+            served_by=route.served_by,
+            system_fingerprint=route.system_fingerprint,
+            fallback=route.fallback,
+            ratelimit_remaining_requests=route.ratelimit_remaining_requests,
+            ratelimit_remaining_tokens=route.ratelimit_remaining_tokens,
+        )
+    if metrics is not None:
         if error is None:
             error = session.outcome()
             if error[0] is None:

@@ -45,6 +45,7 @@ from monitor.protocols.base import (
     json_body,
     register,
 )
+from monitor.protocols.route import ANTHROPIC_RATELIMIT, RouteTruth, gateway_route
 from monitor.protocols.sse import SSEStreamParser, as_int, loads_json
 from monitor.sample import ErrorKind
 
@@ -80,6 +81,12 @@ class Anthropic(WireProtocol):
 
     def new_parser(self) -> StreamParser:
         return MessagesParser()
+
+    def route_headers(self, headers: Mapping[str, str]) -> RouteTruth:
+        # anthropic-ratelimit-requests-remaining / -tokens-remaining (the most
+        # restrictive token limit in force), on every response: docs.anthropic.com
+        # rate limits; seen in recorded responses (tidyllm test cassettes).
+        return gateway_route(headers, ANTHROPIC_RATELIMIT)
 
     def config_errors(self, options: Mapping[str, Any], has_api_key: bool) -> list[str]:
         version = options.get("anthropic_version")

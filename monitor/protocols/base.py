@@ -10,13 +10,16 @@ the protocol; it asks the protocol object instead.
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
 
+from monitor.protocols.route import NO_ROUTE, RouteTruth, gateway_route, join_route, lower_headers
 from monitor.sample import ErrorKind
 
 
@@ -66,10 +69,14 @@ class StreamFailure:
 
 @dataclass(frozen=True, slots=True)
 class ResponseInfo:
-    """What the provider says about itself: returned model, provider timings."""
+    """What the provider says about itself: returned model, provider timings,
+    and the route truth a stream carries (OpenRouter's chunk `provider`,
+    `system_fingerprint`); headers add the rest once per response (route.py)."""
 
     model_version: str | None = None
     server_timing: Mapping[str, Any] | None = None
+    served_by: str | None = None
+    system_fingerprint: str | None = None
 
 
 Event = TokenDelta | UsageReport | Finished | StreamFailure | ResponseInfo
@@ -175,6 +182,26 @@ class WireProtocol(ABC):
                 return value
         return None
 
+    def pinned_route(self, params: Mapping[str, Any]) -> str | None:
+        """The upstream a request's params pin first (None: nothing pinned)."""
+        return None
+
+    def route_headers(self, headers: Mapping[str, str]) -> RouteTruth:
+        """Route truth in one response's headers (lower-case names). Gateways sit in
+        front of any protocol, so their headers are read for all; a protocol adds its own."""
+        return gateway_route(headers)
+
+    def route_truth(
+        self,
+        headers: Mapping[str, str] | None,
+        served_by: str | None = None,
+        system_fingerprint: str | None = None,
+        pinned: str | None = None,
+    ) -> RouteTruth:
+        """Headers (parsed here, once) joined with what the stream named."""
+        from_headers = self.route_headers(lower_headers(headers)) if headers else NO_ROUTE
+        return join_route(from_headers, served_by, system_fingerprint, pinned)
+
     def error_message(self, status: int, body: bytes) -> str:
         """A short human message from an error response body."""
         return error_message_from_body(status, body)
@@ -239,9 +266,22 @@ def register(cls: type[WireProtocol]) -> type[WireProtocol]:
     return cls
 
 
-def get_protocol(name: str) -> WireProtocol:
-    import monitor.protocols  # noqa: F401  (populates the registry)
+def discover() -> None:
+    """Import every module of `monitor.protocols` (each registers itself with `@register`).
 
+    Cheap when nothing is new (a directory listing; imported modules are cached), so an
+    unknown name triggers one more look before it is an error: a module dropped into the
+    package, or a folder added to its `__path__`, is found on first use.
+    """
+    import monitor.protocols as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{info.name}")
+
+
+def get_protocol(name: str) -> WireProtocol:
+    if name not in _REGISTRY:
+        discover()
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -249,6 +289,5 @@ def get_protocol(name: str) -> WireProtocol:
 
 
 def protocol_names() -> list[str]:
-    import monitor.protocols  # noqa: F401
-
+    discover()
     return sorted(_REGISTRY)

@@ -31,6 +31,7 @@ from monitor.protocols.base import (
     json_body,
     register,
 )
+from monitor.protocols.route import openrouter_pin
 from monitor.protocols.sse import SSEStreamParser, as_int, loads_json
 from monitor.sample import ErrorKind
 
@@ -73,6 +74,9 @@ class OpenAIChat(WireProtocol):
     def new_parser(self) -> StreamParser:
         return ChatCompletionsParser()
 
+    def pinned_route(self, params: Mapping[str, Any]) -> str | None:
+        return openrouter_pin(params)
+
     def config_errors(self, options: Mapping[str, Any], has_api_key: bool) -> list[str]:
         errors = []
         field = options.get("max_tokens_field")
@@ -87,6 +91,8 @@ class ChatCompletionsParser(SSEStreamParser):
     def __init__(self) -> None:
         super().__init__()
         self._model_seen = False
+        self._provider_seen = False
+        self._fingerprint_seen = False
         self._finish_reason: str | None = None
         self._done = False
         # Inline <think> handling: None = undecided, True = inside, False = answer.
@@ -111,11 +117,9 @@ class ChatCompletionsParser(SSEStreamParser):
             return
         if not self._model_seen and chunk.get("model"):
             self._model_seen = True
-            version = str(chunk["model"])
-            fingerprint = chunk.get("system_fingerprint")
-            if fingerprint:
-                version = f"{version} {fingerprint}"
-            out.append(ResponseInfo(model_version=version))
+            out.append(ResponseInfo(model_version=str(chunk["model"])))
+        if not (self._provider_seen and self._fingerprint_seen):
+            self._on_route(chunk, out)
         for choice in chunk.get("choices") or ():
             if isinstance(choice, dict):
                 self._on_choice(choice, out)
@@ -136,6 +140,19 @@ class ChatCompletionsParser(SSEStreamParser):
         error = chunk.get("error")
         if error:
             out.append(StreamFailure(_error_kind(error), _error_text(error)))
+
+    def _on_route(self, chunk: dict[str, Any], out: list[Event]) -> None:
+        # Route truth rides on every chunk; each field is taken the first time it
+        # is non-empty. OpenRouter names the upstream in a top-level `provider`
+        # (recorded: openrouter_streaming_reasoning, "Google"); OpenAI-compatible
+        # hosts send `system_fingerprint` (OpenAI fp_…, vLLM, llama.cpp build),
+        # some as null or "" (gpt-5, Novita), Azure only from its second chunk.
+        provider = None if self._provider_seen else _nonempty(chunk.get("provider"))
+        fingerprint = None if self._fingerprint_seen else _nonempty(chunk.get("system_fingerprint"))
+        if provider or fingerprint:
+            self._provider_seen = self._provider_seen or provider is not None
+            self._fingerprint_seen = self._fingerprint_seen or fingerprint is not None
+            out.append(ResponseInfo(served_by=provider, system_fingerprint=fingerprint))
 
     def _on_choice(self, choice: dict[str, Any], out: list[Event]) -> None:
         delta = choice.get("delta")
@@ -187,6 +204,10 @@ class ChatCompletionsParser(SSEStreamParser):
                     out.append(TokenDelta(TokenKind.ANSWER, tail))
             return
         out.append(TokenDelta(TokenKind.ANSWER, text))
+
+
+def _nonempty(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def usage_report(usage: Mapping[str, Any]) -> UsageReport:

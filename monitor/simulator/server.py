@@ -26,7 +26,7 @@ from monitor.simulator.request import HttpError, Request
 from monitor.simulator.stream import Sleeper, StreamRunner, sleeper_for
 from monitor.simulator.truth import TruthRecord, TruthStore
 from monitor.simulator.wire import Call, StreamInfo, WireEncoder, find_route
-from monitor.simulator.wire.base import ERROR_MESSAGES
+from monitor.simulator.wire.base import ERROR_MESSAGES, route_options
 
 REGION_PREFIX = "/region/"
 
@@ -170,7 +170,7 @@ class Simulator:
             else:
                 message = ERROR_MESSAGES[kind]
             extra = [("retry-after", "2")] if plan.fault == "rate_limited" else []
-            self._fail(conn, cls, rec, status, kind, message, extra)
+            self._fail(conn, cls, rec, status, kind, message, [*extra, *cls.route_headers(behaviour)])
             return
         if plan.fault in ("html", "html_502"):
             rec.status = 200 if plan.fault == "html" else 502
@@ -184,10 +184,15 @@ class Simulator:
             prompt_tokens=prompt_tokens,
             usage=behaviour.usage and call.include_usage,
             created_s=int(time.time()),
-            options={**call.options, "reasoning": plan.reasoning_tokens > 0},
+            options={**call.options, **route_options(behaviour), "reasoning": plan.reasoning_tokens > 0},
         )
         enc = cls(info)
-        headers = [("content-type", enc.media_type()), ("cache-control", "no-cache"), *cls.response_headers(rid)]
+        headers = [
+            ("content-type", enc.media_type()),
+            ("cache-control", "no-cache"),
+            *cls.response_headers(rid),
+            *cls.route_headers(behaviour),
+        ]
         rec.status = 200
         assert self._sleep is not None
         self.active_streams += 1

@@ -34,6 +34,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from monitor.sample import SAMPLE_METRICS
+
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -181,6 +183,8 @@ class Alert(Base):
     metric: Mapped[str] = mapped_column(Text)
     value: Mapped[float | None] = mapped_column(Float)
     baseline: Mapped[float | None] = mapped_column(Float)
+    fired_value: Mapped[float | None] = mapped_column(Float)  # the metric when the alert fired (migration 0006)
+    worst_value: Mapped[float | None] = mapped_column(Float)  # its worst while firing: max, or min for tps
     started_at: Mapped[datetime]
     fired_at: Mapped[datetime | None]
     resolved_at: Mapped[datetime | None]
@@ -306,7 +310,7 @@ class JobState(Base):
     updated_at: Mapped[datetime]
 
 
-ROLLUP_METRICS: tuple[str, ...] = ("ttft_ms", "ttft_answer_ms", "total_ms", "tps")
+ROLLUP_METRICS: tuple[str, ...] = SAMPLE_METRICS
 
 
 class DetectorState(Base):

@@ -95,10 +95,12 @@ def seed(engine: Engine, now: datetime | None = None) -> Seeded:
         conn.execute(
             Alert.__table__.insert(),
             [
-                dict(scope, state="resolved", rule="ttft-regression", metric="ttft_ms", value=1800.0, baseline=900.0,
+                dict(scope, state="resolved", rule="ttft-regression", metric="ttft_ms", value=818.9545, baseline=867.0,
+                     fired_value=1812.4, worst_value=2456.0,
                      started_at=now - timedelta(days=2), fired_at=now - timedelta(days=2),
                      resolved_at=now - timedelta(days=2, hours=-3)),
                 dict(scope, state="firing", rule="errors", metric="error_rate", value=0.4, baseline=0.05,
+                     fired_value=0.0417, worst_value=0.5,
                      started_at=now - timedelta(minutes=40), fired_at=now - timedelta(minutes=35), resolved_at=None),
             ],
         )  # fmt: skip

@@ -57,6 +57,23 @@ def test_alerts_page_lists_alerts_silences_and_deliveries(app, seeded):
     assert "HTTP 500 from receiver" in tables[3]["last error"].tolist()
 
 
+def test_alerts_show_fired_worst_and_resolved_values_in_units(app, seeded):
+    """The seeded regression fired at 1,812 ms, got to 2,456 ms and resolved at 819 ms against 867 ms:
+    it reads as a spell that ended, not an improvement; the error rate reads in %."""
+    url, _ = seeded
+    at = app(url).run()
+    at.switch_page("pages/alerts.py").run()
+    live, resolved = (t.value.to_dict("records") for t in at.dataframe[:2])
+    (errors,) = live
+    assert (errors["fired at"], errors["worst"], errors["baseline"], errors["now"]) == ("4.2%", "50%", "5.0%", "40%")
+    assert errors["duration"] == "35 min" or errors["duration"] == "36 min"
+    (regression,) = resolved
+    assert (regression["fired at"], regression["worst"], regression["baseline"]) == ("1,812 ms", "2,456 ms", "867 ms")
+    assert regression["resolved at"] == "819 ms" and "now" not in regression
+    assert regression["duration"] == "3 h 00 min"
+    assert regression["view"].startswith("/target?target=anthropic%2Fclaude-3-5-haiku%40eu-west-1%3Along&from=")
+
+
 def test_samples_page_offers_backtest_csv(app, seeded):
     url, data = seeded
     at = app(url).run()

@@ -49,6 +49,7 @@ class AnthropicEncoder(SSEEncoder):
     protocol = "anthropic"
     id_header = "request-id"
     overloaded_status = 529
+    ratelimit_headers = ("anthropic-ratelimit-requests-remaining", "anthropic-ratelimit-tokens-remaining")
 
     @classmethod
     def route(cls, method: str, path: str) -> dict[str, str] | None:

@@ -138,6 +138,23 @@ def prompt_chars(obj: Any, skip: frozenset[str] = frozenset({"model", "role", "t
     return 0
 
 
+def stable_id(text: str) -> str:
+    """A deployment-hash-like id for a name (LiteLLM sends a sha256 hex)."""
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def route_options(behaviour: Any) -> dict[str, Any]:
+    """What the encoder needs to name the route inside the stream."""
+    options: dict[str, Any] = {}
+    if behaviour.served_by and behaviour.gateway == "openrouter":
+        options["provider"] = behaviour.served_by
+    if behaviour.fingerprint:
+        options["fingerprint"] = behaviour.fingerprint
+    return options
+
+
 def body_object(req: Request) -> dict[str, Any]:
     data = req.json()
     if not isinstance(data, dict):
@@ -170,6 +187,9 @@ class WireEncoder(ABC):
     overloaded_status: ClassVar[int] = 503
     auth_status: ClassVar[int] = 401
     requires_credentials: ClassVar[bool] = False  # refuse requests without any credential
+    # The provider's remaining-quota headers (requests, tokens): OpenAI's spelling,
+    # which Groq, LiteLLM and most compatible hosts share; Anthropic overrides.
+    ratelimit_headers: ClassVar[tuple[str, str]] = ("x-ratelimit-remaining-requests", "x-ratelimit-remaining-tokens")
 
     # --------------------------------------------------------- request side
     @classmethod
@@ -192,6 +212,29 @@ class WireEncoder(ABC):
         headers = [("x-request-id", request_id)]
         if cls.id_header:
             headers.append((cls.id_header, request_id))
+        return headers
+
+    @classmethod
+    def route_headers(cls, behaviour: Any) -> list[tuple[str, str]]:
+        """Headers naming the route and the quota left, as real gateways send them
+        (shapes from the recorded LiteLLM proxy responses in shared/fixtures/gateways)."""
+        headers: list[tuple[str, str]] = []
+        if behaviour.served_by and behaviour.gateway == "litellm":
+            headers += [
+                ("x-litellm-model-id", stable_id(behaviour.served_by)),
+                ("x-litellm-model-api-base", behaviour.served_by),
+                ("x-litellm-attempted-retries", "0"),
+                ("x-litellm-attempted-fallbacks", str(behaviour.fallbacks)),
+            ]
+        elif behaviour.served_by and behaviour.gateway == "azure":
+            headers.append(("x-ms-region", behaviour.served_by))
+        for name, value in zip(
+            cls.ratelimit_headers,
+            (behaviour.ratelimit_remaining_requests, behaviour.ratelimit_remaining_tokens),
+            strict=True,
+        ):
+            if value is not None:
+                headers.append((name, str(value)))
         return headers
 
     # --------------------------------------------------------- stream side
