@@ -74,6 +74,7 @@ class Service:
             max_per_provider_region=config.defaults.max_per_provider_region,
         )
         self.status: StatusServer | None = None
+        self.otel = None  # monitor.agent.otel.OtelMetrics when the OTEL_* environment asks for it
         self._stop = asyncio.Event()
         self._reload = asyncio.Event()
         self._config_mtime = _mtime(options.config_path)
@@ -100,6 +101,8 @@ class Service:
         self.writer.submit(sample)
         self.metrics.observe(sample)
         self.reachability.observe(sample)
+        if self.otel is not None:
+            self.otel.observe(sample)
 
     # ----------------------------------------------------------- lifecycle
     async def run(self) -> int:
@@ -111,9 +114,17 @@ class Service:
             loop.add_signal_handler(signal.SIGHUP, self._reload.set)
         warm_up_tokenizer()
         await warm_up()
-        self.status = StatusServer(self.options.listen_host, self.options.listen_port, self.metrics.chunks, self.health)
+        from monitor.agent.public import PublicStatus
+
+        public = PublicStatus(self.engine, lambda: self.config)
+        self.status = StatusServer(
+            self.options.listen_host, self.options.listen_port, self.metrics.chunks, self.health, public.handle
+        )
         self.status.start()
         targets = self.config.targets_for_agent(self.config.agent)
+        from monitor.agent.otel import from_environment
+
+        self.otel = from_environment(targets)
         await self._run_blocking("targets", lambda: self._sync_targets(targets))
         self.scheduler.start(targets)
         self.metrics.targets.set(len(targets))
@@ -137,6 +148,8 @@ class Service:
         await self.scheduler.shutdown(self.options.shutdown_grace_s)
         await self.lanes.aclose()
         await asyncio.to_thread(self.writer.close)
+        if self.otel is not None:
+            await asyncio.to_thread(self.otel.shutdown)
         await asyncio.to_thread(self.leader.release)
         self.status.stop()
         self.engine.dispose()
@@ -178,6 +191,8 @@ class Service:
         targets = config.targets_for_agent(config.agent)
         self._sync_targets(targets)
         self.scheduler.apply(targets)
+        if self.otel is not None:
+            self.otel.set_targets(targets)
         self.metrics.targets.set(len(targets))
         self.metrics.config_reloads.labels("applied").inc()
         log.info("config reloaded: %d targets", len(targets))
