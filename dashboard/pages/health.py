@@ -39,7 +39,7 @@ if not lanes:
     st.stop()
 
 st.subheader("Uptime")
-st.dataframe(health_view.uptime_rows(hd.daily, lanes, list(data.UPTIME_WINDOWS)), hide_index=True, width="stretch")
+st.dataframe(health_view.uptime_rows(hd.daily, lanes, data.UPTIME_WINDOWS), hide_index=True, width="stretch")
 st.subheader(f"Last {data.HEALTH_DAYS} days")
 colors, hover = health_view.daily_bars(hd.daily, lanes)
 st.plotly_chart(
