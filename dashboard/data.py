@@ -178,6 +178,14 @@ class AlertsData:
     deliveries: tuple[alertviews.DeliveryView, ...]
 
 
+@st.cache_data(ttl=60, show_spinner=False)
+def official_between(start: datetime, end: datetime) -> list:
+    """Providers' own incidents (their status pages, polled by the leader) overlapping [start, end)."""
+    from monitor.storage.queries.official import incidents_between
+
+    return guarded(incidents_between, engine(), start, end)
+
+
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
 def alerts_data(at: datetime, days: int = 30) -> AlertsData:
     eng = engine()

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import streamlit as st
 
 from dashboard import alert_rows, data, ui, urlstate
+from monitor.alerts.official import lead_text, matching_incident
 
 ui.header(
     "Alerts",
@@ -19,12 +22,22 @@ days = urlstate.bound(
 )  # fmt: skip
 ad = ui.load(data.alerts_data, now, days or 30)
 marked = urlstate.integer("alert")
+official = ui.load(data.official_between, now - timedelta(days=(days or 30) + 1), now)
+
+
+def vs_official(a) -> str:
+    """How long before (or after) the provider's own status page our alert fired."""
+    fired = a.fired_at or a.started_at
+    return lead_text(fired, matching_incident(a.provider, fired, official))
 
 
 def show(alerts) -> None:
     """Fired at, worst and baseline in the metric's units; `view` opens the alert's own scope and time."""
     alerts = sorted(alerts, key=lambda a: a.id != marked)  # an alert link's alert first (a stable sort)
-    st.dataframe(alert_rows.rows(alerts, now), hide_index=True, width="stretch", column_config=alert_rows.link_column())
+    table = alert_rows.rows(alerts, now)
+    for a, r in zip(alerts, table, strict=True):
+        r["vs provider's status page"] = vs_official(a)
+    st.dataframe(table, hide_index=True, width="stretch", column_config=alert_rows.link_column())
 
 
 firing, pending = [a for a in ad.live if a.state == "firing"], [a for a in ad.live if a.state == "pending"]

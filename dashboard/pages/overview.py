@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import streamlit as st
 
-from dashboard import alert_rows, charts, data, status, ui
+from dashboard import alert_rows, charts, coverage, data, status, ui
 from dashboard.charts_status import GridCell
 
 SILENT_AGENT = timedelta(minutes=10)
@@ -47,8 +47,8 @@ def body() -> None:
             text=ui.ms(r.recent_ttft_p50_ms),
             hover=(
                 f"{states[r.target.id]}<br>TTFT p50 {ui.ms(r.recent_ttft_p50_ms)} (baseline "
-                f"{ui.ms(r.baseline_ttft_p50_ms)})<br>errors {ui.count(r.recent_failed)} of "
-                f"{ui.count(r.recent_measured)} probes"
+                f"{ui.ms(r.baseline_ttft_p50_ms)}{coverage.note(r.baseline_hours * 3600, 86400)})"
+                f"<br>errors {ui.count(r.recent_failed)} of {ui.count(r.recent_measured)} probes"
                 f"<br>last sample {ui.ago(r.last_sample_at, now)}<br><i>click to open</i>"
             ),
         )
@@ -73,7 +73,9 @@ def body() -> None:
                     "provider": h.provider,
                     "prompt": h.prompt,
                     "probes": ui.count(h.samples),
-                    "error rate": ui.pct(h.failed / h.samples if h.samples else None),
+                    "error rate": coverage.figure(
+                        ui.pct(h.failed / h.samples) if h.samples else None, h.covered_s, 3600
+                    ),
                     "TTFT p50": ui.ms(h.ttft_p50_ms),
                     "TTFT p90": ui.ms(h.ttft_p90_ms),
                     "TPS p50": ui.rate(h.tps_p50),

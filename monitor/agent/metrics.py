@@ -108,11 +108,26 @@ class _QuietHandler(WSGIRequestHandler):
 
 
 class StatusServer:
-    """Serves /metrics and /healthz from a daemon thread."""
+    """Serves /metrics and /healthz (and the public status routes) from a daemon thread."""
 
-    def __init__(self, host: str, port: int, metrics: Callable[[], list[bytes]], health: Callable[[], Health]) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        metrics: Callable[[], list[bytes]],
+        health: Callable[[], Health],
+        public: Callable[[str], tuple[str, str, bytes] | None] | None = None,
+    ) -> None:
         def app(environ, start_response):
             path = environ.get("PATH_INFO", "")
+            answer = public(path) if public is not None else None
+            if answer is not None:  # /status.json, /badge/<provider>.svg, /incidents.atom (monitor.agent.public)
+                status, content_type, body = answer
+                headers = [("Content-Type", content_type), ("Content-Length", str(len(body)))]
+                # Embeddable anywhere (a badge in a README, status JSON from a browser page); never stale for long.
+                headers += [("Access-Control-Allow-Origin", "*"), ("Cache-Control", "public, max-age=15")]
+                start_response(status, headers)
+                return [body]
             if path == "/metrics":
                 chunks = metrics()  # sent one by one: never a 20 MB join holding the GIL
                 length = str(sum(map(len, chunks)))

@@ -39,6 +39,7 @@ def parse_spool_size(value: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from monitor.agent.official import POLL_EVERY_S, poll_status_pages
     from monitor.alerts.engine import alert_jobs_for
     from monitor.storage import check_schema, make_engine
 
@@ -64,4 +65,5 @@ def run(args: argparse.Namespace) -> int:
         return 1
     options = ServiceOptions(args.config, host, port, spool_dir=args.spool_dir, spool_max_bytes=spool_max_bytes)
     options.leader_jobs.update(alert_jobs_for(config.alerting))
+    options.leader_jobs["status-pages"] = (POLL_EVERY_S, poll_status_pages)  # providers' official incidents
     return run_async(Service(options, config).run())

@@ -47,6 +47,7 @@ def replay(
     else:
         session.close(t_ns)
     kind, message = session.outcome()
-    metrics = session.measurement.metrics(end_ns=t_ns)
+    measurement = session.measurement
+    metrics = measurement.metrics(end_ns=t_ns)
     route = protocol.route_truth(headers, metrics.served_by, metrics.system_fingerprint, pinned_route)
-    return ReplayResult(metrics, kind, message, route, session.measurement.answer())
+    return ReplayResult(metrics, kind, message, route, measurement.answer())

@@ -132,8 +132,8 @@ async def measure_request(
     ttft_timeout_s: float,
     secrets: Iterable[str] = (),
     clock: Clock = SYSTEM_CLOCK,
-    rules: AnswerRules | None = None,
     pinned_route: str | None = None,
+    rules: AnswerRules | None = None,
 ) -> Sample:
     """Send a built request and measure the response into `base`'s fields.
 

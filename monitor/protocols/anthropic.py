@@ -58,6 +58,7 @@ _TOOL_BLOCKS = ("tool_use", "server_tool_use")
 @register
 class Anthropic(WireProtocol):
     name = "anthropic"
+    genai_provider = "anthropic"  # OpenTelemetry gen_ai.provider.name
     request_id_headers = ("request-id", "x-request-id")
 
     def build_request(self, req: ProbeRequest) -> HttpRequest:

@@ -176,6 +176,10 @@ class StreamParser(ABC):
 
 class WireProtocol(ABC):
     name: ClassVar[str]
+    # OpenTelemetry GenAI semantic conventions: `gen_ai.provider.name` (their well-known values where
+    # one applies) and `gen_ai.operation.name`. The one place a protocol maps onto them (monitor.agent.otel).
+    genai_provider: ClassVar[str] = "_OTHER"
+    genai_operation: ClassVar[str] = "chat"
     # Media types a successful streamed answer may carry; anything else
     # (an HTML error page behind a 200, say) is a `protocol` error.
     content_types: ClassVar[tuple[str, ...]] = ("text/event-stream",)

@@ -79,6 +79,7 @@ def botocore_available() -> bool:
 @register
 class BedrockConverse(WireProtocol):
     name = "bedrock-converse"
+    genai_provider = "aws.bedrock"  # OpenTelemetry gen_ai.provider.name
     content_types = ("application/vnd.amazon.eventstream",)
     request_id_headers = ("x-amzn-requestid", "x-amzn-request-id")
 

@@ -56,6 +56,8 @@ from monitor.sample import ErrorKind
 @register
 class Gemini(WireProtocol):
     name = "gemini"
+    genai_provider = "gcp.gemini"  # OpenTelemetry gen_ai.provider.name
+    genai_operation = "generate_content"
     content_types = ("text/event-stream", "application/json")
     request_id_headers = ("x-goog-request-id", "x-request-id")
 

@@ -53,6 +53,7 @@ _DURATIONS = {
 @register
 class Ollama(WireProtocol):
     name = "ollama"
+    genai_provider = "ollama"  # OpenTelemetry gen_ai.provider.name
     content_types = ("application/x-ndjson", "application/json")
 
     def build_request(self, req: ProbeRequest) -> HttpRequest:

@@ -78,6 +78,7 @@ def _default_max_tokens_field(base_url: str) -> str:
 @register
 class OpenAIChat(WireProtocol):
     name = "openai-chat"
+    genai_provider = "openai"  # OpenTelemetry gen_ai.provider.name
 
     def build_request(self, req: ProbeRequest) -> HttpRequest:
         field = req.options.get("max_tokens_field") or _default_max_tokens_field(req.base_url)

@@ -58,6 +58,7 @@ _TERMINAL = ("response.completed", "response.incomplete")
 @register
 class OpenAIResponses(WireProtocol):
     name = "openai-responses"
+    genai_provider = "openai"  # OpenTelemetry gen_ai.provider.name
 
     def build_request(self, req: ProbeRequest) -> HttpRequest:
         body: dict[str, Any] = {

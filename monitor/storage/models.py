@@ -326,3 +326,26 @@ class DetectorState(Base):
     state: Mapped[dict[str, Any]] = mapped_column(JSON)
     last_ts: Mapped[datetime | None]  # started_at of the newest sample the detector has seen
     updated_at: Mapped[datetime]
+
+
+class ProviderIncident(Base):
+    """A provider's own incident, polled from its official status page (Statuspage v2 summary JSON):
+    drawn beside ours on the timeline, and what each of our alerts is timed against."""
+
+    __tablename__ = "provider_incidents"
+    __table_args__ = (
+        UniqueConstraint("provider", "source_id"),
+        Index(None, "provider", "started_at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    provider: Mapped[str] = mapped_column(Text)  # our provider name (config key)
+    source_id: Mapped[str] = mapped_column(Text)  # the status page's incident id
+    name: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(Text)  # investigating | identified | monitoring | resolved | postmortem
+    impact: Mapped[str | None] = mapped_column(Text)  # none | minor | major | critical
+    started_at: Mapped[datetime]
+    resolved_at: Mapped[datetime | None]
+    updated_at: Mapped[datetime]
+    shortlink: Mapped[str | None] = mapped_column(Text)
+    fetched_at: Mapped[datetime]

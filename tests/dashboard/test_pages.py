@@ -107,3 +107,36 @@ def test_overview_shows_the_spend_so_far_this_month(app, seeded):
     assert table["provider"].tolist() == ["openai", "total"]
     shown = float(table["spend"].iloc[-1].lstrip("$").replace(",", ""))
     assert abs(shown - expected) <= max(0.00005, expected * 0.005)
+
+
+def test_health_page_links_the_public_status(app, seeded, monkeypatch):
+    url, _ = seeded
+    monkeypatch.setenv("FIRSTTOKEN_STATUS_URL", "https://status.example.com/")
+    at = app(url).run()
+    at.switch_page("pages/health.py").run()
+    assert not problems(at)
+    text = " ".join(m.value for m in at.markdown)
+    provider = at.selectbox(key="health-provider").value
+    assert f"https://status.example.com/badge/{provider}.svg" in text
+    assert "https://status.example.com/status.json" in text and "https://status.example.com/incidents.atom" in text
+
+
+def test_status_links_fall_back_to_the_dashboards_sibling():
+    from monitor.agent.public import status_links
+
+    assert status_links("https://dash.example.com:8501/x", environ={}) == "https://dash.example.com:9464"
+    assert status_links(None, environ={}) is None
+    assert status_links(None, environ={"FIRSTTOKEN_STATUS_URL": "https://s.example/"}) == "https://s.example"
+
+
+def test_official_incidents_beside_ours_on_the_timeline_and_the_alerts_page(app, seeded):
+    url, _ = seeded
+    at = app(url).run()
+    at.switch_page("pages/timeline.py").run()
+    assert not problems(at)
+    names = {trace.get("name") for fig in figures(at) for trace in fig["data"]}
+    assert "official incident" in names
+    at.switch_page("pages/alerts.py").run()
+    firing = at.dataframe[0].value
+    (lead,) = firing["vs provider's status page"].tolist()
+    assert lead.startswith("12 min before ") and "Elevated error rates" in lead

@@ -21,6 +21,7 @@ import monitor.protocols
 import monitor.simulator.wire
 from monitor.config import load_config_text
 from monitor.probe.runner import probe_target
+from monitor.probe.tokens import o200k
 from monitor.protocols import get_protocol, protocol_names
 from monitor.simulator import wire
 from monitor.simulator.testing import SimulatorThread
@@ -81,6 +82,7 @@ def test_a_new_protocol_module_is_found_measured_and_faulted_with_no_other_edit(
         async with httpx.AsyncClient() as client:
             return await probe_target(client, target)
 
+    o200k()  # the in-process simulator counts prompt tokens: load the tokenizer before timing
     with SimulatorThread() as sim:
         sim.set_model("m", ttft_ms=40, itl_ms=2, output_tokens=12)
         sim.set_model("broken", ttft_ms=10, fault="server_error")

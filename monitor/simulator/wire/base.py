@@ -141,6 +141,23 @@ def prompt_chars(obj: Any, skip: frozenset[str] = frozenset({"model", "role", "t
     return 0
 
 
+def stable_id(text: str) -> str:
+    """A deployment-hash-like id for a name (LiteLLM sends a sha256 hex)."""
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def route_options(behaviour: Any) -> dict[str, Any]:
+    """What the encoder needs to name the route inside the stream."""
+    options: dict[str, Any] = {}
+    if behaviour.served_by and behaviour.gateway == "openrouter":
+        options["provider"] = behaviour.served_by
+    if behaviour.fingerprint:
+        options["fingerprint"] = behaviour.fingerprint
+    return options
+
+
 def prompt_text(*objs: Any, skip: frozenset[str] = frozenset({"model", "role", "type", "stream"})) -> str:
     """Every string of the prompt parts of a request body, joined: what usage counts as input."""
     out: list[str] = []
@@ -159,23 +176,6 @@ def prompt_text(*objs: Any, skip: frozenset[str] = frozenset({"model", "role", "
     for obj in objs:
         walk(obj)
     return "\n".join(out)
-
-
-def stable_id(text: str) -> str:
-    """A deployment-hash-like id for a name (LiteLLM sends a sha256 hex)."""
-    import hashlib
-
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def route_options(behaviour: Any) -> dict[str, Any]:
-    """What the encoder needs to name the route inside the stream."""
-    options: dict[str, Any] = {}
-    if behaviour.served_by and behaviour.gateway == "openrouter":
-        options["provider"] = behaviour.served_by
-    if behaviour.fingerprint:
-        options["fingerprint"] = behaviour.fingerprint
-    return options
 
 
 def body_object(req: Request) -> dict[str, Any]:

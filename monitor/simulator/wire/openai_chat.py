@@ -58,14 +58,14 @@ def read_chat_call(req: Request, body: dict[str, Any], model: str, api_key: str 
     )
 
 
+DEFAULT_FINGERPRINT = "fp_simulator"
+
+
 def _answer(body: dict[str, Any]):
     mode, forced = choice_of(body.get("tool_choice"))
     fmt = body.get("response_format")
     schema = (fmt.get("json_schema") or {}).get("schema") if isinstance(fmt, dict) else None
     return scripted(openai_tools(body.get("tools")), mode, schema, forced)
-
-
-DEFAULT_FINGERPRINT = "fp_simulator"
 
 
 def _chunk(
