@@ -151,7 +151,7 @@ def _add_features(body: dict[str, Any], req: ProbeRequest) -> None:
         config["responseMimeType"] = "application/json"
         config["responseSchema"] = req.response_format.schema
     if req.reasoning is not None:
-        # thinkingBudget is a token count; an effort maps through base.EFFORT_BUDGET_TOKENS.
+        # thinkingBudget is a token count; an effort maps through features.EFFORT_BUDGET_TOKENS.
         config["thinkingConfig"] = {"thinkingBudget": reasoning_budget(req.reasoning)}
 
 
