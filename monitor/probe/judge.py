@@ -23,6 +23,10 @@ class AnswerRules:
     fingerprint: bool = False  # temperature-0 prompts (monitor.probe.fingerprint says why)
     price: Any = None  # config Price: cost_usd
 
+    @property
+    def needs_answer(self) -> bool:
+        return self.expect is not None or self.fingerprint
+
     @classmethod
     def for_target(cls, target, price=None) -> AnswerRules:
         prompt = target.prompt_spec
@@ -34,7 +38,7 @@ def judge(sample: Sample, answer: Callable[[], Answer], rules: AnswerRules) -> t
     fields: dict[str, Any] = {}
     if rules.price is not None and (sample.input_tokens is not None or sample.output_tokens):
         fields["cost_usd"] = rules.price.cost_usd(sample.input_tokens, sample.output_tokens, sample.cached_input_tokens)
-    if not sample.ok or (rules.expect is None and not rules.fingerprint):
+    if not sample.ok or not rules.needs_answer:
         return fields, None
     got = answer()
     if rules.fingerprint:

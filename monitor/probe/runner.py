@@ -169,7 +169,7 @@ async def measure_request(
                     body = await _read_capped(response)
                     error = (ErrorKind.PROTOCOL, _content_type_text(protocol, response, body))
                 else:
-                    session = StreamSession(protocol.new_parser(), t0_ns)
+                    session = StreamSession(protocol.new_parser(), t0_ns, rules is not None and rules.needs_answer)
                     rescheduled = False
                     t_ns = headers_ns
                     async for data in response.aiter_bytes():
