@@ -116,7 +116,7 @@ if conf is None:
     st.caption("This target is not in the dashboard's config file (or none is configured): settings unknown.")
 else:
     c1, c2 = st.columns(2)
-    c1.dataframe(
+    c1.table(
         [
             {"setting": "protocol", "value": conf.protocol},
             {"setting": "endpoint", "value": conf.endpoint},
@@ -127,6 +127,7 @@ else:
             {"setting": "agents", "value": ", ".join(conf.agents) or "every agent"},
         ],
         hide_index=True,
-        width="stretch",
     )
-    c2.dataframe([{"role": role, "message": text} for role, text in conf.messages], hide_index=True, width="stretch")
+    for role, text in conf.messages:  # as configured (code blocks: a prompt is not markdown)
+        c2.caption(role)
+        c2.code(text, language=None, wrap_lines=True)
