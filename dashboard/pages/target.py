@@ -28,7 +28,8 @@ if marked is not None:  # the alert a link points at, in words; the charts outli
         state = marked.state if marked.state != "resolved" else f"resolved {marked.resolved_at:%Y-%m-%d %H:%M} UTC"
         values = (
             f"fired at **{fmt.metric(marked.metric, marked.fired_value)}**, worst "
-            f"**{fmt.metric(marked.metric, marked.worst_value)}**, baseline {fmt.metric(marked.metric, marked.baseline)}"
+            f"**{fmt.metric(marked.metric, marked.worst_value)}**, {alert_rows.reference(marked)} "
+            f"{fmt.metric(marked.metric, marked.baseline)}"
         )
         now_or_end = "resolved at" if marked.state == "resolved" else "now"
         st.markdown(
