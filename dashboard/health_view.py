@@ -16,9 +16,10 @@ from datetime import timedelta
 import numpy as np
 
 from dashboard import coverage, status
+from monitor import fmt
 from monitor.storage.queries.alertviews import AlertView
 from monitor.storage.queries.health import Current, PeriodGrid
-from monitor.storage.queries.trends import TargetRef
+from monitor.storage.queries.targets import TargetRef
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ def incident_rows(alerts: Sequence[AlertView], provider: str) -> list[dict[str, 
             {
                 "started (UTC)": a.begins_at.strftime("%Y-%m-%d %H:%M"),
                 "ended (UTC)": end.strftime("%Y-%m-%d %H:%M") if end else "ongoing",
-                "duration": "ongoing" if minutes is None else f"{minutes // 60} h {minutes % 60:02d} min",
+                "duration": "ongoing" if minutes is None else fmt.span(60 * minutes),
                 "impact": f"{_metric_words(a.metric)} on {where}",
                 "measured": _value(a),
                 "severity": a.severity,
@@ -153,10 +154,10 @@ def _metric_words(metric: str) -> str:
 
 
 def _value(a: AlertView) -> str:
-    if a.value is None:
+    """The worst it got (else the latest value), against normal."""
+    value = a.worst_value if a.worst_value is not None else a.value
+    if value is None:
         return ""
-    if a.metric == "error_rate":
-        return f"{100 * a.value:.0f}% errors (normal {100 * (a.baseline or 0):.1f}%)"
-    unit = "tok/s" if a.metric == "tps" else "ms"
-    base = f" (normal {a.baseline:,.0f} {unit})" if a.baseline is not None else ""
-    return f"{a.value:,.0f} {unit}{base}"
+    errors = " errors" if a.metric == "error_rate" else ""
+    base = f" (normal {fmt.metric(a.metric, a.baseline)})" if a.baseline is not None else ""
+    return f"{fmt.metric(a.metric, value)}{errors}{base}"

@@ -30,6 +30,7 @@ from monitor.probe.tokens import warm_up as warm_up_tokenizer
 from monitor.probe.transport.lanes import ClientLanes, warm_up
 from monitor.redact import install_redaction
 from monitor.sample import Sample
+from monitor.storage.db import db_error_line
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,7 @@ class Service:
             max_per_provider_region=config.defaults.max_per_provider_region,
         )
         self.status: StatusServer | None = None
+        self.otel = None  # monitor.agent.otel.OtelMetrics when the OTEL_* environment asks for it
         self._stop = asyncio.Event()
         self._reload = asyncio.Event()
         self._config_mtime = _mtime(options.config_path)
@@ -92,13 +94,20 @@ class Service:
     async def _probe(self, target, sched_lag_ms: float) -> Sample:
         async with self.lanes.lane(target.base_url) as client:
             return await probe_target(
-                client, target, agent=self.config.agent, secrets=self.config.secrets, sched_lag_ms=sched_lag_ms
+                client,
+                target,
+                agent=self.config.agent,
+                secrets=self.config.secrets,
+                sched_lag_ms=sched_lag_ms,
+                price=self.config.price(target.provider, target.model),
             )
 
     def _on_sample(self, sample: Sample) -> None:
         self.writer.submit(sample)
         self.metrics.observe(sample)
         self.reachability.observe(sample)
+        if self.otel is not None:
+            self.otel.observe(sample)
 
     # ----------------------------------------------------------- lifecycle
     async def run(self) -> int:
@@ -110,9 +119,17 @@ class Service:
             loop.add_signal_handler(signal.SIGHUP, self._reload.set)
         warm_up_tokenizer()
         await warm_up()
-        self.status = StatusServer(self.options.listen_host, self.options.listen_port, self.metrics.chunks, self.health)
+        from monitor.agent.public import PublicStatus
+
+        public = PublicStatus(self.engine, lambda: self.config)
+        self.status = StatusServer(
+            self.options.listen_host, self.options.listen_port, self.metrics.chunks, self.health, public.handle
+        )
         self.status.start()
         targets = self.config.targets_for_agent(self.config.agent)
+        from monitor.agent.otel import from_environment
+
+        self.otel = from_environment(targets)
         await self._run_blocking("targets", lambda: self._sync_targets(targets))
         self.scheduler.start(targets)
         self.metrics.targets.set(len(targets))
@@ -135,6 +152,8 @@ class Service:
         await self.scheduler.shutdown(self.options.shutdown_grace_s)
         await self.lanes.aclose()
         await asyncio.to_thread(self.writer.close)
+        if self.otel is not None:
+            await asyncio.to_thread(self.otel.shutdown)
         await asyncio.to_thread(self.leader.release)
         self.status.stop()
         self.engine.dispose()
@@ -176,6 +195,8 @@ class Service:
         targets = config.targets_for_agent(config.agent)
         self._sync_targets(targets)
         self.scheduler.apply(targets)
+        if self.otel is not None:
+            self.otel.set_targets(targets)
         self.metrics.targets.set(len(targets))
         self.metrics.config_reloads.labels("applied").inc()
         log.info("config reloaded: %d targets", len(targets))
@@ -244,9 +265,7 @@ class Service:
         try:
             await asyncio.to_thread(fn)
         except Exception as exc:  # a database outage must not stop the service
-            # One line: SQLAlchemy's text adds a "(Background on this error …)" line.
-            text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
-            log.warning("%s failed: %s: %s", name, type(exc).__name__, text[0] if text else "")
+            log.warning("%s failed: %s: %s", name, type(exc).__name__, db_error_line(exc))
 
     def _sync_targets(self, targets) -> None:
         """Record the configured targets (and their protocol) for the dashboard."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from monitor.commands.dashboard import stop_process
+from dashboard.launch import stop_process
 from monitor.demo import wiring
 from monitor.demo.backfill import Job, WorkerPool, auto_evaluate_every_s, auto_interval_s, backfill
 from monitor.demo.cast import PROVIDERS, long_prompt_text

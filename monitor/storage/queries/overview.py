@@ -18,7 +18,7 @@ from sqlalchemy import Engine, distinct, func, select
 from monitor.storage.models import RollupHourly
 from monitor.storage.queries.dashfetch import fetch_raw, fetch_rollups, fetch_rows
 from monitor.storage.queries.histmatrix import hist_quantiles, value_quantiles
-from monitor.storage.queries.trends import TargetRef
+from monitor.storage.queries.targets import TargetRef
 
 WINDOW = timedelta(hours=1)
 STATE_WINDOW = timedelta(minutes=15)
