@@ -229,16 +229,19 @@ def _defaults(r: Reader, value: Any) -> Defaults:
         timeout_s=r.duration(d, "timeout", "defaults", base.timeout_s, max_s=HOUR),
         ttft_timeout_s=r.duration(d, "ttft_timeout", "defaults", base.ttft_timeout_s, max_s=HOUR),
         cache_bust=r.boolean(d, "cache_bust", "defaults", base.cache_bust),
-        max_concurrency=r.number(
-            d, "max_concurrency", "defaults", base.max_concurrency, lo=1, hi=100_000, integer=True
-        ),
-        max_per_provider_region=r.number(
-            d, "max_per_provider_region", "defaults", base.max_per_provider_region, lo=1, hi=100_000, integer=True
-        ),
+        max_concurrency=_cap(r, d, "max_concurrency"),
+        max_per_provider_region=_cap(r, d, "max_per_provider_region"),
     )
     if defaults.ttft_timeout_s > defaults.timeout_s:
         r.error("defaults", timeout_message(defaults.ttft_timeout_s, defaults.timeout_s))
     return defaults
+
+
+def _cap(r: Reader, d: Mapping[str, Any], key: str) -> int | None:
+    """A concurrency cap: a whole number, or `auto` (None, the default: sized from the schedule)."""
+    if isinstance(d.get(key), str) and str(d[key]).strip() == "auto":
+        return None
+    return r.number(d, key, "defaults", None, lo=1, hi=100_000, integer=True)
 
 
 def _retention(r: Reader, value: Any) -> Retention:

@@ -74,8 +74,10 @@ class Defaults:
     timeout_s: float = 60.0
     ttft_timeout_s: float = 30.0
     cache_bust: bool = True
-    max_concurrency: int = 64  # probes in flight on this agent
-    max_per_provider_region: int = 8  # in flight against one provider region
+    # Probes in flight on this agent / against one provider region. None (`auto`, the default):
+    # sized from the schedule and observed probe durations within a ceiling (monitor.agent.caps).
+    max_concurrency: int | None = None
+    max_per_provider_region: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

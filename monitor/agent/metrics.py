@@ -51,6 +51,26 @@ class ProbeMetrics:
             buckets=LAG_BUCKETS_S,
             registry=r,
         )
+        self.queue_wait = Histogram(
+            "firsttoken_queue_wait_seconds",
+            "Time a ready probe waited for a concurrency cap (apart from sched_lag)",
+            ("agent",),
+            buckets=LAG_BUCKETS_S,
+            registry=r,
+        )
+        route = ("provider", "region")
+        self.route_cap = Gauge(
+            "firsttoken_concurrency_cap", "Probes allowed in flight per provider region", route, registry=r
+        )
+        self.route_needed = Gauge(
+            "firsttoken_concurrency_needed",
+            "Probes in flight the schedule needs per provider region (rate x mean duration)",
+            route,
+            registry=r,
+        )
+        self.route_short = Gauge(
+            "firsttoken_concurrency_short", "1 when a provider region's cap cannot keep its schedule", route, registry=r
+        )
         self.targets = Gauge("firsttoken_targets", "Targets scheduled on this agent", registry=r)
         self.in_flight = Gauge("firsttoken_probes_in_flight", "Probes in flight", registry=r)
         self.queue_depth = Gauge("firsttoken_writer_queue_depth", "Samples waiting for the database", registry=r)
@@ -74,6 +94,8 @@ class ProbeMetrics:
         self.probes.inc((*labels, outcome, sample.error_kind or ""))
         if sample.sched_lag_ms is not None:
             self.sched_lag.labels(sample.agent).observe(sample.sched_lag_ms / 1000)
+        if sample.queue_wait_ms is not None:
+            self.queue_wait.labels(sample.agent).observe(sample.queue_wait_ms / 1000)
         if sample.cost_usd:  # failed probes that generated tokens were billed too
             self.cost.labels(sample.provider, sample.model).inc(sample.cost_usd)
         if not sample.ok:

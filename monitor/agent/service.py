@@ -86,6 +86,7 @@ class Service:
         # shows. Counted on the loop (housekeeping) and read by /healthz from its
         # own thread: asyncio's task registry is not safe to walk from another one.
         self._background_tasks = 0
+        self._short_routes: set[tuple[str, str]] = set()
         self._redaction = install_redaction(config.secrets)
         self.periodic = self._periodic_jobs()
 
@@ -235,6 +236,23 @@ class Service:
         self.metrics.dropped.set(stats.dropped_total)
         self.metrics.in_flight.set(self.scheduler.inflight)
         self._background_tasks = len(asyncio.all_tasks()) - self.scheduler.inflight
+        short = set()
+        for (provider, region), route in self.scheduler.routes.items():
+            self.metrics.route_cap.labels(provider, region).set(route.cap)
+            self.metrics.route_needed.labels(provider, region).set(round(route.needed, 2))
+            is_short = route.targets > 0 and route.short()
+            self.metrics.route_short.labels(provider, region).set(1 if is_short else 0)
+            if is_short:
+                short.add((provider, region))
+                if (provider, region) not in self._short_routes:
+                    log.warning(
+                        "%s cannot keep its schedule under its cap: probes wait %.0f ms on average for a slot",
+                        route.describe(f"{provider}@{region}"),
+                        route.queue_wait_ms,
+                    )
+        for provider, region in self._short_routes - short:
+            log.info("%s@%s keeps its schedule again", provider, region)
+        self._short_routes = short
 
     async def _poll_leader(self) -> None:
         was_leader = self.leader.is_leader
@@ -281,6 +299,20 @@ class Service:
             "agent": self.config.agent,
             "targets": self.scheduler.target_count,
             "in_flight": self.scheduler.inflight,
+            # Per provider region: its cap, what the schedule needs in flight (Little's law), who waits.
+            "caps": {
+                f"{provider}@{region}": {
+                    "cap": route.cap,
+                    "auto": route.fixed_cap is None,
+                    "needed": round(route.needed, 2),
+                    "in_flight": route.gate.in_use,
+                    "waiting": route.gate.waiting,
+                    "queue_wait_ms": round(route.queue_wait_ms, 1),
+                }
+                for (provider, region), route in sorted(self.scheduler.routes.items())
+                if route.targets
+            },
+            "short_of_cap": self.scheduler.short_routes(),
             # Leak detectors for long runs: both stay flat once probing settles.
             "background_tasks": self._background_tasks,
             "http_lanes": self.lanes.size,
