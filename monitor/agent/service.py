@@ -22,6 +22,7 @@ from monitor.agent.leader import LEADER_RETRY_S, LeaderElection
 from monitor.agent.metrics import Health, ProbeMetrics, StatusServer
 from monitor.agent.reachability import Reachability
 from monitor.agent.scheduler import ProbeScheduler
+from monitor.agent.workers import WorkerProbes, choose_workers
 from monitor.config import load_config
 from monitor.config_schema import Config, ConfigError
 from monitor.probe.runner import probe_target
@@ -47,6 +48,7 @@ class ServiceOptions:
     spool_dir: str | None = None
     spool_max_bytes: int | None = None  # None: the spool's own default (1 GiB)
     shutdown_grace_s: float = 10.0
+    probe_workers: int | None = None  # None: chosen from the schedule (workers.choose_workers); 1: this process
     # Extra periodic leader work (alert evaluation plugs in here): name -> (interval, fn(engine, config)).
     leader_jobs: dict[str, tuple[float, Callable]] = field(default_factory=dict)
 
@@ -65,13 +67,24 @@ class Service:
         self.reachability = Reachability()
         self.lanes = ClientLanes()
         self.leader = LeaderElection(self.engine)
-        self.scheduler = ProbeScheduler(
-            self._probe,
-            self._on_sample,
-            agent=config.agent,
-            max_concurrency=config.defaults.max_concurrency,
-            max_per_provider_region=config.defaults.max_per_provider_region,
-        )
+        workers = choose_workers(config.targets_for_agent(config.agent), options.probe_workers)
+        if workers > 1:
+            self.scheduler = WorkerProbes(
+                self._on_sample,
+                config_path=options.config_path,
+                agent=config.agent,
+                workers=workers,
+                max_concurrency=config.defaults.max_concurrency,
+                max_per_provider_region=config.defaults.max_per_provider_region,
+            )
+        else:
+            self.scheduler = ProbeScheduler(
+                self._probe,
+                self._on_sample,
+                agent=config.agent,
+                max_concurrency=config.defaults.max_concurrency,
+                max_per_provider_region=config.defaults.max_per_provider_region,
+            )
         self.status: StatusServer | None = None
         self._stop = asyncio.Event()
         self._reload = asyncio.Event()
