@@ -44,6 +44,8 @@ from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from monitor.simulator.wire import base_path
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx
@@ -58,7 +60,6 @@ from monitor.storage.models import SampleRow
 
 FIRSTTOKEN = [sys.executable, "-m", "monitor"]
 PROTOCOLS = ["openai-chat", "anthropic", "gemini", "openai-responses", "ollama", "azure-openai", "bedrock-converse"]
-BASE_PATH = {"openai-chat": "/v1", "openai-responses": "/v1"}
 PROVIDERS, REGIONS = 10, 4
 # The faults a soak mixes in, with what they hold: a slot for the ttft_timeout
 # (hang, trickle), 10 MB (huge_line), or nothing much (the rest).
@@ -158,7 +159,7 @@ def build_config(sim_url: str, options: SoakOptions, database: str, pages_url: s
         for m in range(per_route):
             tail = f":{FAULTS[(p * per_route + m) % len(FAULTS)]}" if m < faulty else ""
             models.append(f"sim:ttft={80 + 7 * m}:itl=4:tokens={12 + m % 20}:jitter=0.2:output_tokens={12 + m}{tail}")
-        regions = {f"r{r}": f"{sim_url}/region/r{r}{BASE_PATH.get(protocol, '')}" for r in range(REGIONS)}
+        regions = {f"r{r}": f"{sim_url}/region/r{r}{base_path(protocol)}" for r in range(REGIONS)}
         name = f"p{p:02d}"
         providers[name] = {"protocol": protocol, "api_key": "soak-key-0123456789", "regions": regions, "models": models}
         ids += [f"{name}/{model}@{region}:short" for region in regions for model in models]

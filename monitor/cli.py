@@ -14,9 +14,8 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from monitor.commands import DEFAULT_CONFIG
 from monitor.errors import ConfigurationError, UsageError
-
-DEFAULT_CONFIG = "firsttoken.yaml"
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
 

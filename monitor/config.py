@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TextIO
+from typing import Any
 from urllib.parse import urlsplit
 
 from monitor.config_alerts import build_alerting, build_alerts, build_notifiers
@@ -30,21 +30,28 @@ from monitor.config_schema import (
     DAY,
     HOUR,
     Alerting,
+    AlertmanagerConfig,
     AlertRule,
     AppriseConfig,
+    Budget,
     Check,
     Config,
     ConfigError,
     Defaults,
+    Expect,
     LogNotifierConfig,
     NotifierConfig,
     PagerDutyConfig,
     Price,
     Prompt,
     Provider,
+    Reasoning,
+    ResponseFormat,
     Retention,
     Silence,
+    Synthetic,
     Target,
+    ToolExpect,
     WebhookConfig,
 )
 from monitor.config_scope import build_matchable, build_silences
@@ -54,22 +61,28 @@ from monitor.config_yaml import interpolate, parse_yaml
 __all__ = [
     "AlertRule",
     "Alerting",
+    "AlertmanagerConfig",
     "AppriseConfig",
+    "Budget",
     "Check",
     "Config",
     "ConfigError",
     "Defaults",
+    "Expect",
     "LogNotifierConfig",
     "NotifierConfig",
     "PagerDutyConfig",
     "Price",
     "Prompt",
     "Provider",
+    "Reasoning",
+    "ResponseFormat",
     "Retention",
     "Silence",
+    "Synthetic",
     "Target",
+    "ToolExpect",
     "WebhookConfig",
-    "check_config_command",
     "load_config",
     "load_config_text",
 ]  # fmt: skip
@@ -88,7 +101,9 @@ TOP_KEYS = (
     "retention",
     "alerting",
     "dashboard_url",
+    "budget",
 )
+BUDGET_ACTIONS = ("warn", "refuse")
 DEFAULT_KEYS = ("interval", "timeout", "ttft_timeout", "cache_bust", "max_concurrency", "max_per_provider_region")
 DEFAULT_DATABASE_URL = "sqlite:///firsttoken.db"
 MAX_FILE_BYTES = 10_000_000
@@ -117,15 +132,6 @@ def load_config(path: str | Path, env: Mapping[str, str] | None = None) -> Confi
 def load_config_text(text: str, base_dir: str | Path | None = None, env: Mapping[str, str] | None = None) -> Config:
     """Validate config text; prompt files resolve against `base_dir` (default: the working directory)."""
     return _load(text, Path(base_dir) if base_dir is not None else Path.cwd(), env, None)
-
-
-def check_config_command(
-    config_path: str, out: TextIO, err: TextIO | None = None, env: Mapping[str, str] | None = None
-) -> int:
-    """`firsttoken check-config`: print the expanded matrix (0), or every error (2)."""
-    from monitor.commands.check_config import check_config_command as run
-
-    return run(config_path, out, err, env)
 
 
 def _load(text: str, base_dir: Path, env: Mapping[str, str] | None, source: Path | None) -> Config:
@@ -172,6 +178,7 @@ def _build(r: Reader, top: dict[str, Any], base_dir: Path, env: Mapping[str, str
         retention=_retention(r, top.get("retention")),
         alerting=build_alerting(r, top.get("alerting")),
         dashboard_url=dashboard_url,
+        budget=_budget(r, top.get("budget")),
         secrets=frozenset(s for s in r.secrets if s),
         source_path=source,
     )
@@ -195,6 +202,11 @@ def _collect_secrets(r: Reader, tree: Mapping[str, Any], env: Mapping[str, str])
             _add(r, spec.get("secret"), spec.get("routing_key"))
             _add(r, *(spec["urls"] if isinstance(spec.get("urls"), list) else ()))
             _add(r, *(spec["headers"].values() if isinstance(spec.get("headers"), Mapping) else ()))
+            urls = spec.get("url") if isinstance(spec.get("url"), list) else [spec.get("url")]
+            for url in urls:
+                if isinstance(url, str):
+                    with contextlib.suppress(ValueError):
+                        _add(r, urlsplit(url.strip()).password)
     for url in (tree.get("database"), env.get("FIRSTTOKEN_DATABASE_URL")):
         if isinstance(url, str):
             with contextlib.suppress(ValueError):  # a bad URL is reported where it is read
@@ -253,14 +265,30 @@ def _prices(r: Reader, value: Any, providers: Mapping[str, Provider], declared: 
             r.error(path, f"unknown provider {name!r}{did_you_mean(name, declared)}")
         elif name in providers and model not in providers[name].models:
             r.error(path, f"provider {name!r} has no model {model!r}{did_you_mean(model, providers[name].models)}")
-        s = r.mapping(spec, path, ("input", "output"), required=("input", "output"))
+        s = r.mapping(spec, path, ("input", "output", "cached_input"), required=("input", "output"))
         if s is None:
             continue
         cost_in = r.number(s, "input", path, None, lo=0, hi=1e6)
         cost_out = r.number(s, "output", path, None, lo=0, hi=1e6)
+        cached = r.number(s, "cached_input", path, None, lo=0, hi=1e6)
         if cost_in is not None and cost_out is not None:
-            prices[key] = Price(input=float(cost_in), output=float(cost_out))
+            cached_input = None if cached is None else float(cached)
+            prices[key] = Price(input=float(cost_in), output=float(cost_out), cached_input=cached_input)
     return prices
+
+
+def _budget(r: Reader, value: Any) -> Budget | None:
+    if value is None:
+        return None
+    m = r.mapping(value, "budget", ("monthly_usd", "action"), required=("monthly_usd",))
+    if m is None:
+        return None
+    monthly = r.number(m, "monthly_usd", "budget", None, lo=0, hi=1e9, lo_open=True)
+    action = r.text(m, "action", "budget", "warn")
+    if action not in BUDGET_ACTIONS:
+        r.error("budget.action", f"expected one of {', '.join(BUDGET_ACTIONS)}, got {r.show(action)}")
+        return None
+    return None if monthly is None else Budget(monthly_usd=float(monthly), action=action)
 
 
 def _database_url(r: Reader, top: Mapping[str, Any], env: Mapping[str, str]) -> str:

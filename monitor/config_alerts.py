@@ -8,6 +8,7 @@ from typing import Any
 
 from monitor.config_reader import Reader, did_you_mean, index, join, kind
 from monitor.config_schema import (
+    CHANGE_METRICS,
     DAY,
     HOUR,
     LATENCY_METRICS,
@@ -16,6 +17,7 @@ from monitor.config_schema import (
     NOTIFIER_TYPES,
     PAGERDUTY_URL,
     Alerting,
+    AlertmanagerConfig,
     AlertRule,
     AppriseConfig,
     LogNotifierConfig,
@@ -26,7 +28,7 @@ from monitor.config_schema import (
 from monitor.config_scope import build_match
 from monitor.units import parse_duration
 
-KINDS = ("regression", "threshold")
+KINDS = ("regression", "threshold", "change")
 ALERT_KEYS = (
     "name",
     "metric",
@@ -47,11 +49,15 @@ ALERT_KEYS = (
 )
 THRESHOLD_ONLY = ("percentile", "above", "below")
 REGRESSION_ONLY = ("min_change", "baseline_window")
+# A change rule compares labels (served_by, fingerprints), not numbers over a window.
+NOT_FOR_CHANGE = ("window", "min_samples", *THRESHOLD_ONLY, *REGRESSION_ONLY)
+CHANGE_EVALUATIONS = 3  # a label must differ this many rounds in a row: one odd answer is not a change
 NOTIFIER_KEYS = {
     "webhook": ("url", "secret", "headers", "timeout"),
     "pagerduty": ("routing_key", "url", "timeout"),
     "apprise": ("urls",),
     "log": (),
+    "alertmanager": ("url", "timeout", "resend_every"),
 }
 MAX_LATENCY_MS = 24 * HOUR * 1000
 
@@ -65,7 +71,7 @@ def build_alerts(r: Reader, value: Any, scope_names: Mapping[str, set[str]]) -> 
             continue
         before = len(r.errors)
         name = _unique_name(r, s, path, seen, "rule")
-        metric = _choice(r, s, "metric", path, METRICS)
+        metric = _metric(r, s, path, is_change=s.get("kind") == "change")
         rule_kind = _choice(r, s, "kind", path, KINDS)
         window = r.duration(s, "window", path, 15 * MINUTE, max_s=7 * DAY)
         if "for_evaluations" in s and "pending_evaluations" in s:
@@ -75,7 +81,9 @@ def build_alerts(r: Reader, value: Any, scope_names: Mapping[str, set[str]]) -> 
             severity=r.text(s, "severity", path, "page", name=True),
             window_s=window,
             min_samples=r.number(s, "min_samples", path, 5, lo=1, hi=100_000, integer=True),
-            for_evaluations=r.number(s, for_key, path, 2, lo=1, hi=1000, integer=True),
+            for_evaluations=r.number(
+                s, for_key, path, CHANGE_EVALUATIONS if rule_kind == "change" else 2, lo=1, hi=1000, integer=True
+            ),
             resolve_after=r.number(s, "resolve_after", path, 3, lo=1, hi=1000, integer=True),
             repeat_interval_s=r.duration(s, "repeat_interval", path, 4 * HOUR, max_s=30 * DAY),
             match=build_match(r, s, path, scope_names),
@@ -84,6 +92,10 @@ def build_alerts(r: Reader, value: Any, scope_names: Mapping[str, set[str]]) -> 
             fields.update(_regression(r, s, path, window))
         elif rule_kind == "threshold" and metric is not None:
             fields.update(_threshold(r, s, path, metric))
+        elif rule_kind == "change":
+            for key in NOT_FOR_CHANGE:
+                if s.get(key) is not None:
+                    r.error(join(path, key), "not for kind: change")
         if len(r.errors) == before:
             rules.append(AlertRule(name=name, metric=metric, kind=rule_kind, **fields))
     return tuple(rules)
@@ -134,6 +146,23 @@ def _level(r: Reader, value: Any, path: str, metric: str) -> float | None:
     hi = MAX_LATENCY_MS if metric in LATENCY_METRICS else 1e6
     level = r.check_number(value, path, None, lo=0, hi=hi, lo_open=True)
     return None if level is None else float(level)
+
+
+def _metric(r: Reader, s: Mapping[str, Any], path: str, *, is_change: bool) -> str | None:
+    metric = r.text(s, "metric", path)
+    wanted, other = (CHANGE_METRICS, METRICS) if is_change else (METRICS, CHANGE_METRICS)
+    if metric is None or metric in wanted:
+        return metric
+    sub = join(path, "metric")
+    if metric in other:
+        r.error(
+            sub, f"{metric} {'is not for' if is_change else 'needs'} kind: change; expected one of {', '.join(wanted)}"
+        )
+    else:
+        r.error(
+            sub, f"unknown metric {r.show(metric)}{did_you_mean(metric, wanted)}; expected one of {', '.join(wanted)}"
+        )
+    return None
 
 
 def _choice(r: Reader, s: Mapping[str, Any], key: str, path: str, choices: tuple[str, ...]) -> str | None:
@@ -201,6 +230,13 @@ def _notifier(r: Reader, s: Mapping[str, Any], path: str, ntype: str, common: di
         return PagerDutyConfig(routing_key=key, url=url, timeout_s=timeout, **common)
     if ntype == "apprise":
         return AppriseConfig(urls=_apprise_urls(r, s, path), **common)
+    if ntype == "alertmanager":
+        return AlertmanagerConfig(
+            urls=_alertmanager_urls(r, s, path),
+            timeout_s=timeout,
+            resend_every_s=r.duration(s, "resend_every", path, 60.0, max_s=HOUR),
+            **common,
+        )
     return LogNotifierConfig(**common)
 
 
@@ -222,6 +258,21 @@ def _apprise_urls(r: Reader, s: Mapping[str, Any], path: str) -> tuple[str, ...]
         elif got is not None:
             urls.append(got)
     return tuple(urls)
+
+
+def _alertmanager_urls(r: Reader, s: Mapping[str, Any], path: str) -> tuple[str, ...]:
+    """One URL, or a list: every member of an Alertmanager cluster gets each alert (they dedupe)."""
+    value = s.get("url")
+    if value is None:
+        r.error(join(path, "url"), "required")
+        return ()
+    if not isinstance(value, list):
+        got = r.url(value, join(path, "url"))
+        return () if got is None else (got,)
+    if not value:
+        r.error(join(path, "url"), "must not be empty")
+    urls = [r.url(item, upath) for upath, item in r.items(s, "url", path)]
+    return tuple(u for u in urls if u is not None)
 
 
 def _severities(r: Reader, s: Mapping[str, Any], path: str, used: set[str]) -> tuple[str, ...]:

@@ -24,6 +24,8 @@ from monitor.sample import TargetKey
 MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
 SCOPE_LABELS = ("provider", "model", "region", "prompt")
 METRICS = ("ttft_ms", "ttft_answer_ms", "tps", "total_ms", "error_rate")
+# What `kind: change` rules watch: a label of the answer that should stay put (issues 12, 16).
+CHANGE_METRICS = ("served_by", "model_version", "system_fingerprint", "answer_fingerprint")
 LATENCY_METRICS = ("ttft_ms", "ttft_answer_ms", "total_ms")
 PAGERDUTY_URL = "https://events.pagerduty.com/v2/enqueue"
 
@@ -77,11 +79,62 @@ class Defaults:
 
 
 @dataclass(frozen=True, slots=True)
+class Reasoning:
+    """How hard a reasoning model thinks: an effort level or a token budget (exactly one is set)."""
+
+    effort: str | None = None  # low | medium | high
+    budget_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseFormat:
+    """Structured output: the answer must match `json_schema` (OpenAI `response_format`)."""
+
+    json_schema: Mapping[str, Any] = field(hash=False)
+    name: str = "answer"
+    strict: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Synthetic:
+    """A generated filler of `tokens` tokens before the question (long-context probes, no file to ship)."""
+
+    tokens: int
+    seed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolExpect:
+    name: str  # the function the answer must call
+    arguments: Mapping[str, Any] | None = field(default=None, hash=False)  # JSON Schema its arguments must match
+
+
+@dataclass(frozen=True, slots=True)
+class Expect:
+    """Checks on the answer; a failed one makes the sample an `assertion` error (issue 16)."""
+
+    contains: tuple[str, ...] = ()
+    not_contains: tuple[str, ...] = ()
+    regex: str | None = None
+    json_schema: Mapping[str, Any] | None = field(default=None, hash=False)
+    tool: ToolExpect | None = None
+    max_chars: int | None = None
+    min_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Prompt:
     name: str
     messages: tuple[Message, ...]
     max_tokens: int
     file: str | None = None  # as written in the config, for display
+    temperature: float | None = None
+    tools: tuple[Mapping[str, Any], ...] = field(default=(), hash=False)  # OpenAI-style function tools
+    tool_choice: str | Mapping[str, Any] | None = field(default=None, hash=False)  # auto|none|required|{"name": fn}
+    response_format: ResponseFormat | None = None
+    synthetic: Synthetic | None = None
+    expect: Expect | None = None
+    reasoning: Reasoning | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +142,7 @@ class Provider:
     name: str
     protocol: str
     regions: Mapping[str, str] = field(default_factory=_empty, hash=False)  # region -> base URL
-    models: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()  # the provider's own ids
     api_key: str | None = field(default=None, repr=False)
     headers: Mapping[str, str] = field(default_factory=_empty, repr=False, hash=False)
     params: Mapping[str, Any] = field(default_factory=_empty, hash=False)
@@ -98,6 +151,10 @@ class Provider:
     interval_s: float | None = None
     timeout_s: float | None = None
     ttft_timeout_s: float | None = None
+    # id -> the name the model is compared under across providers (`as:`, else the id), for every model
+    canonical: Mapping[str, str] = field(default_factory=_empty, hash=False)
+    status_page: str | None = None  # Statuspage v2 summary JSON URL (issue 15)
+    reasoning: Reasoning | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +186,8 @@ class Target:
     params: Mapping[str, Any] = field(default_factory=_empty, hash=False)
     options: Mapping[str, Any] = field(default_factory=_empty, hash=False)
     agents: tuple[str, ...] = ()  # empty = every agent
+    canonical_model: str = ""  # the provider's `as:` name for the model, else its id
+    reasoning: Reasoning | None = None  # the prompt's, else the provider's
 
     @property
     def id(self) -> str:
@@ -161,8 +220,8 @@ class Target:
 @dataclass(frozen=True, slots=True)
 class AlertRule:
     name: str
-    metric: str  # one of METRICS
-    kind: str  # regression | threshold
+    metric: str  # one of METRICS; of CHANGE_METRICS for kind change
+    kind: str  # regression | threshold | change
     severity: str = "page"
     min_change: float | None = None  # regression: relative shift, 0.5 = 50%
     percentile: float | None = None  # threshold on a latency/tps percentile
@@ -222,8 +281,19 @@ class LogNotifierConfig(NotifierConfig):
     type: ClassVar[str] = "log"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlertmanagerConfig(NotifierConfig):
+    """Prometheus Alertmanager's API v2: alerts are posted to every URL (an HA cluster) and re-sent
+    while firing, because Alertmanager resolves an alert it has not heard about for a while."""
+
+    type: ClassVar[str] = "alertmanager"
+    urls: tuple[str, ...] = ()
+    timeout_s: float = 10.0
+    resend_every_s: float = 60.0
+
+
 NOTIFIER_TYPES: Mapping[str, type[NotifierConfig]] = MappingProxyType(
-    {cls.type: cls for cls in (WebhookConfig, PagerDutyConfig, AppriseConfig, LogNotifierConfig)}
+    {cls.type: cls for cls in (WebhookConfig, PagerDutyConfig, AppriseConfig, LogNotifierConfig, AlertmanagerConfig)}
 )
 
 
@@ -244,10 +314,26 @@ class Silence:
 @dataclass(frozen=True, slots=True)
 class Price:
     input: float  # USD per million input tokens
-    output: float  # USD per million output tokens
+    output: float  # USD per million output tokens (reasoning tokens are output)
+    cached_input: float | None = None  # USD per million input tokens read from the provider's prompt cache
 
-    def cost_usd(self, input_tokens: int | None, output_tokens: int | None) -> float:
-        return ((input_tokens or 0) * self.input + (output_tokens or 0) * self.output) / 1e6
+    def cost_usd(
+        self, input_tokens: int | None, output_tokens: int | None, cached_input_tokens: int | None = None
+    ) -> float:
+        """`input_tokens` counts every prompt token, the cached ones included (as every protocol
+        reports it); those `cached_input_tokens` cost `cached_input` when it is priced."""
+        total_in = input_tokens or 0
+        cached = min(cached_input_tokens or 0, total_in)
+        cached_price = self.input if self.cached_input is None else self.cached_input
+        return ((total_in - cached) * self.input + cached * cached_price + (output_tokens or 0) * self.output) / 1e6
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """A monthly spend cap over the probes' own cost (issue 16)."""
+
+    monthly_usd: float
+    action: str = "warn"  # warn: say so; refuse: stop probing priced targets until the month turns
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +371,7 @@ class Config:
     retention: Retention = field(default_factory=Retention)
     alerting: Alerting = field(default_factory=Alerting)
     dashboard_url: str | None = None
+    budget: Budget | None = None
     secrets: frozenset[str] = field(default=frozenset(), repr=False)
     source_path: Path | None = None
 

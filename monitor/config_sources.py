@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import Any
 
 from monitor.config_reader import NAME_HINT, NAME_RE, EnvText, Reader, did_you_mean, index, join, kind
+from monitor.config_requests import DEFAULT_SYNTHETIC_QUESTION, build_extras, build_reasoning
 from monitor.config_schema import DAY, HOUR, Prompt, Provider
 from monitor.protocols.base import Message
 
@@ -23,7 +24,19 @@ DESIGN_PROTOCOLS = (
     "bedrock-converse",
     "ollama",
 )
-PROMPT_KEYS = ("messages", "file", "system", "max_tokens")
+PROMPT_KEYS = (
+    "messages",
+    "file",
+    "system",
+    "max_tokens",
+    "temperature",
+    "tools",
+    "tool_choice",
+    "response_format",
+    "synthetic",
+    "expect",
+    "reasoning",
+)
 PROVIDER_KEYS = (
     "protocol",
     "api_key",
@@ -36,6 +49,8 @@ PROVIDER_KEYS = (
     "interval",
     "timeout",
     "ttft_timeout",
+    "status_page",
+    "reasoning",
 )
 ROLES = ("system", "user", "assistant")
 MAX_TOKENS = 1_000_000
@@ -79,7 +94,8 @@ def build_prompts(r: Reader, value: Any, base_dir: Path) -> dict[str, Prompt]:
             continue
         before = len(r.errors)
         has_messages, has_file = s.get("messages") is not None, s.get("file") is not None
-        if has_messages == has_file:
+        synthetic = s.get("synthetic") is not None  # its question may be the default one
+        if (has_messages and has_file) or not (has_messages or has_file or synthetic):
             r.error(path, "give exactly one of messages or file")
         system = r.text(s, "system", path, max_len=MAX_PROMPT_CHARS)
         messages = [Message("system", system)] if system else []
@@ -89,13 +105,16 @@ def build_prompts(r: Reader, value: Any, base_dir: Path) -> dict[str, Prompt]:
             text = read_prompt_file(r, s["file"], join(path, "file"), base_dir)
             if text is not None:
                 messages.append(Message("user", text))
+        elif synthetic and len(r.errors) == before:
+            messages.append(Message("user", DEFAULT_SYNTHETIC_QUESTION))
         max_tokens = r.number(s, "max_tokens", path, DEFAULT_MAX_TOKENS, lo=1, hi=MAX_TOKENS, integer=True)
+        extras = build_extras(r, s, path)
         if all(m.role == "system" for m in messages):
             if len(r.errors) == before:
                 r.error(path, "needs a user message, not only a system one")
-        elif messages:
+        elif messages and len(r.errors) == before:
             file = s["file"] if has_file and isinstance(s.get("file"), str) else None
-            prompts[name] = Prompt(name, tuple(messages), max_tokens, file)
+            prompts[name] = Prompt(name, tuple(messages), max_tokens, file, **extras)
     return prompts
 
 
@@ -176,13 +195,17 @@ def build_providers(r: Reader, value: Any) -> dict[str, Provider]:
             )
         api_key = r.secret(s, "api_key", path)
         regions = _regions(r, s, path)
-        models = _models(r, s, path)
+        canonical = _models(r, s, path)
         options = json_map(r, s, "options", path)
+        status_page = r.url(s["status_page"], join(path, "status_page")) if s.get("status_page") is not None else None
         provider = Provider(
             name=name,
             protocol=protocol or "",
             regions=MappingProxyType(regions),
-            models=models,
+            models=tuple(canonical),
+            canonical=MappingProxyType(canonical),
+            status_page=status_page,
+            reasoning=build_reasoning(r, s, path),
             api_key=api_key,
             headers=MappingProxyType(r.header_map(s, "headers", path)),
             params=json_map(r, s, "params", path),
@@ -196,7 +219,7 @@ def build_providers(r: Reader, value: Any) -> dict[str, Provider]:
             for line in protocol_errors(protocol, options, api_key is not None):
                 field, sep, message = line.partition(": ")
                 r.error(f"{path}.{field}" if sep else path, message if sep else line)
-        if len(r.errors) == errors_before and regions and models:
+        if len(r.errors) == errors_before and regions and canonical:
             providers[name] = provider
     return providers
 
@@ -226,12 +249,40 @@ def _regions(r: Reader, s: Mapping[str, Any], path: str) -> dict[str, str]:
     return regions
 
 
-def _models(r: Reader, s: Mapping[str, Any], path: str) -> tuple[str, ...]:
-    models = r.str_list(s, "models", path, required=True, max_len=256)
-    for i, model in enumerate(models):
-        if any(c.isspace() or not c.isprintable() for c in model):
-            r.error(index(join(path, "models"), i), f"invalid model name {r.show(model)}: no spaces")
-    return tuple(m for m in models if not any(c.isspace() or not c.isprintable() for c in m))
+def _models(r: Reader, s: Mapping[str, Any], path: str) -> dict[str, str]:
+    """id -> canonical name. An entry is the provider's id, or `{name: <id>, as: <canonical>}`
+    when the provider spells a model differently from the others (for comparing across them)."""
+    sub = join(path, "models")
+    value = s.get("models")
+    if not isinstance(value, list):  # absent, or not a list: str_list says which
+        r.str_list(s, "models", path, required=True)
+        return {}
+    if not value:
+        r.error(sub, "must not be empty")
+    out: dict[str, str] = {}
+    for i, item in enumerate(value):
+        ipath = index(sub, i)
+        if isinstance(item, Mapping):
+            m = r.mapping(item, ipath, ("name", "as"), required=("name",))
+            model_id = _model_name(r, m.get("name"), join(ipath, "name")) if m and m.get("name") is not None else None
+            alias = _model_name(r, m.get("as"), join(ipath, "as")) if m and m.get("as") is not None else model_id
+        else:
+            model_id = alias = _model_name(r, item, ipath)
+        if model_id is None or alias is None:
+            continue
+        if model_id in out:
+            r.error(ipath, f"duplicate {r.show(model_id)}")
+        else:
+            out[model_id] = alias
+    return out
+
+
+def _model_name(r: Reader, value: Any, path: str) -> str | None:
+    model = r.check_text(value, path, max_len=256)
+    if model is not None and any(c.isspace() or not c.isprintable() for c in model):
+        r.error(path, f"invalid model name {r.show(model)}: no spaces")
+        return None
+    return model
 
 
 def json_map(r: Reader, m: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any]:

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from monitor.commands.check_config import safe_database_url
-from monitor.config import check_config_command
+from monitor.commands.check_config import check_config_command, safe_database_url
 from tests.config_helpers import DESIGN_ENV, design_dir, dump, minimal
 
 __all__ = ["design_dir"]

@@ -59,6 +59,14 @@ class ProbeMetrics:
         self.dropped = Gauge("firsttoken_samples_dropped", "Samples lost to the spool size bound", registry=r)
         self.leader = Gauge("firsttoken_leader", "1 when this agent runs the once-only work", registry=r)
         self.config_reloads = Counter("firsttoken_config_reloads", "Config reloads", ("result",), registry=r)
+        # Spend so far, from `prices:` (exposed as firsttoken_probe_cost_usd_total); per provider
+        # and model, not per target: a cost dashboard sums them, and the label set stays small.
+        self.cost = Counter(
+            "firsttoken_probe_cost_usd",
+            "What the probes cost, USD (input, cached input, output)",
+            ("provider", "model"),
+            registry=r,
+        )
 
     def observe(self, sample: Sample) -> None:
         labels = (sample.provider, sample.model, sample.region, sample.prompt, sample.agent)
@@ -66,6 +74,8 @@ class ProbeMetrics:
         self.probes.inc((*labels, outcome, sample.error_kind or ""))
         if sample.sched_lag_ms is not None:
             self.sched_lag.labels(sample.agent).observe(sample.sched_lag_ms / 1000)
+        if sample.cost_usd:  # failed probes that generated tokens were billed too
+            self.cost.labels(sample.provider, sample.model).inc(sample.cost_usd)
         if not sample.ok:
             return  # failures count in availability, never in latency
         if sample.ttft_ms is not None:
@@ -98,11 +108,26 @@ class _QuietHandler(WSGIRequestHandler):
 
 
 class StatusServer:
-    """Serves /metrics and /healthz from a daemon thread."""
+    """Serves /metrics and /healthz (and the public status routes) from a daemon thread."""
 
-    def __init__(self, host: str, port: int, metrics: Callable[[], list[bytes]], health: Callable[[], Health]) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        metrics: Callable[[], list[bytes]],
+        health: Callable[[], Health],
+        public: Callable[[str], tuple[str, str, bytes] | None] | None = None,
+    ) -> None:
         def app(environ, start_response):
             path = environ.get("PATH_INFO", "")
+            answer = public(path) if public is not None else None
+            if answer is not None:  # /status.json, /badge/<provider>.svg, /incidents.atom (monitor.agent.public)
+                status, content_type, body = answer
+                headers = [("Content-Type", content_type), ("Content-Length", str(len(body)))]
+                # Embeddable anywhere (a badge in a README, status JSON from a browser page); never stale for long.
+                headers += [("Access-Control-Allow-Origin", "*"), ("Cache-Control", "public, max-age=15")]
+                start_response(status, headers)
+                return [body]
             if path == "/metrics":
                 chunks = metrics()  # sent one by one: never a 20 MB join holding the GIL
                 length = str(sum(map(len, chunks)))

@@ -15,12 +15,13 @@ from typing import NamedTuple
 
 from sqlalchemy import Connection, select
 
+from monitor.sample import SAMPLE_METRICS
 from monitor.storage.models import SampleRow
 
 _S = SampleRow.__table__.c
 RECENT = timedelta(hours=1)  # cursors newer than this share the one range query
 CHUNK = 500  # target ids per IN (...) query
-METRIC_COLUMNS = ("ttft_ms", "ttft_answer_ms", "total_ms", "tps")
+METRIC_COLUMNS = SAMPLE_METRICS
 NOT_MEASURED = "cancelled"  # the service stopped mid-probe: not a measurement of the provider
 
 

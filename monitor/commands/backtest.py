@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from monitor.cli import DEFAULT_CONFIG
+from monitor.commands import DEFAULT_CONFIG
 from monitor.config_schema import METRICS
 from monitor.errors import UsageError
 

@@ -13,10 +13,6 @@ from dataclasses import dataclass
 
 from monitor.simulator.behaviour import ModelBehaviour
 
-# The URL path a user would put under `regions:` for each protocol, after the
-# simulator's `/region/{name}` prefix.
-PROTOCOL_BASE_PATH = {"openai-chat": "/v1", "anthropic": "", "gemini": ""}
-
 
 @dataclass(frozen=True, slots=True)
 class SimProvider:

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from monitor.demo.cast import LONG_PROMPT_TOKENS, PROTOCOL_BASE_PATH, PROVIDERS, SHORT_PROMPT
+from monitor.demo.cast import LONG_PROMPT_TOKENS, PROVIDERS, SHORT_PROMPT
+from monitor.simulator.wire import base_path
 
 LONG_PROMPT_FILE = "prompts/rag-4k.txt"
 DEMO_AGENT = "demo"
@@ -106,7 +107,7 @@ def config_text(
         "providers:",
     ]
     for p in PROVIDERS:
-        base = PROTOCOL_BASE_PATH[p.protocol]
+        base = base_path(p.protocol)
         lines += [
             f"  {p.name}:",
             f"    protocol: {p.protocol}",

@@ -3,7 +3,7 @@
 - `targets`: the row of each target (inserted on first sight), `last_seen` moved
   forward. The caller throttles how often a target is touched (ingest.py).
 - `agents.last_sample_at`: the newest sample of each agent in the batch, which
-  makes `latest_sample_per_agent` an index probe.
+  makes "the newest sample of each agent" (the Overview's agent list) an index probe.
 - `rollup_dirty_hours`: hours before the current one that received samples, for
   the leader to recompute (see rollups.rollup_dirty). The version counter is
   bumped on every mark, so the leader clears only marks it has processed.

@@ -34,7 +34,7 @@ from sqlalchemy import Engine
 from sqlalchemy.engine import URL
 
 from monitor.sample import Sample
-from monitor.storage.db import as_engine, redact_url
+from monitor.storage.db import as_engine, db_error_line, redact_url
 from monitor.storage.ingest import BatchInserter, is_transient
 from monitor.storage.spool import DEFAULT_MAX_BYTES, Spool
 
@@ -362,5 +362,4 @@ class SampleWriter:
 
 
 def _one_line(error: BaseException) -> str:
-    text = str(getattr(error, "orig", None) or error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0] if text else ''}"[:300]
+    return f"{type(error).__name__}: {db_error_line(error)}"[:300]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from monitor.commands.dashboard import start_dashboard, wait_until_up
+from dashboard.launch import start_dashboard, wait_until_up
 from monitor.storage import migrate
 from monitor.storage.db import make_engine
 from tests.dashboard.seed import seed

@@ -20,9 +20,9 @@ from monitor.simulator.behaviour import ModelBehaviour
 from monitor.simulator.catalogue import Catalogue
 from monitor.simulator.request import Request
 from monitor.simulator.timeline import UnsupportedFault, respond
+from monitor.simulator.wire import base_path
 
-BASE_PATH = {"openai-chat": "/v1", "openai-responses": "/v1", "anthropic": "", "gemini": "", "ollama": ""}
-PROTOCOLS = tuple(BASE_PATH)
+PROTOCOLS = ("openai-chat", "openai-responses", "anthropic", "gemini", "ollama")
 EPOCH_S = 1_780_000_000.0
 
 
@@ -32,7 +32,7 @@ def target_for(base_url: str, model: str, protocol: str = "openai-chat", *, cont
             "p": {
                 "protocol": protocol,
                 "api_key": "sk-virtual",
-                "regions": {"r1": base_url + BASE_PATH[protocol]},
+                "regions": {"r1": base_url + base_path(protocol)},
                 "models": [model],
             }
         },

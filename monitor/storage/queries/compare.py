@@ -16,7 +16,8 @@ from sqlalchemy import Engine
 
 from monitor.storage.queries.dashfetch import fetch_raw, fetch_rollups
 from monitor.storage.queries.histmatrix import hist_quantiles, value_quantiles
-from monitor.storage.queries.trends import TargetRef, uses_rollups
+from monitor.storage.queries.targets import TargetRef
+from monitor.storage.queries.trends import uses_rollups
 
 QS = (0.1, 0.5, 0.9)
 
