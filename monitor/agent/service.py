@@ -105,7 +105,15 @@ class Service:
             loop.add_signal_handler(signal.SIGHUP, self._reload.set)
         warm_up_tokenizer()
         await warm_up()
-        self.status = StatusServer(self.options.listen_host, self.options.listen_port, self.metrics.chunks, self.health)
+        from monitor.agent.routes_api import routes_handler
+
+        self.status = StatusServer(
+            self.options.listen_host,
+            self.options.listen_port,
+            self.metrics.chunks,
+            self.health,
+            routes_handler(self.engine),
+        )
         self.status.start()
         targets = self.config.targets_for_agent(self.config.agent)
         await self._run_blocking("targets", lambda: self._sync_targets(targets))

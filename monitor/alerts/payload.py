@@ -42,8 +42,9 @@ def build_body(record: AlertRecord, event: str, alert_id: int, dashboard_url: st
         "severity": record.severity,
         "scope": record.scope.labels(),
         "metric": record.metric,
-        "value": _finite(record.value),
-        "baseline": _finite(record.baseline),
+        # A change alert's value and baseline are labels: the new upstream or build, and the old one.
+        "value": record.value_text if record.value_text is not None else _finite(record.value),
+        "baseline": record.baseline_text if record.baseline_text is not None else _finite(record.baseline),
         "started_at": iso(record.started_at),
         "resolved_at": iso(record.resolved_at) if resolved else None,
         "summary": record.summary or "",

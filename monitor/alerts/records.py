@@ -27,6 +27,8 @@ class AlertRecord:
     resolved_at: datetime | None = None
     value: float | None = None  # the metric's current value, in its units
     baseline: float | None = None  # what is normal for it (regression) or the bound (threshold): RuleView.reference
+    value_text: str | None = None  # kind: change: the new label
+    baseline_text: str | None = None  # kind: change: the established label it left
     last_evaluated_at: datetime | None = None
     last_notified_at: datetime | None = None  # None while firing: nobody has been paged yet
     pending_count: int = 0
@@ -48,11 +50,11 @@ class RuleView:
     severity: str = "page"
     metric: str = "ttft_ms"
     repeat_interval_s: float = 4 * HOUR_S
-    reference: str = "baseline"  # what an alert's `baseline` holds, in words: "baseline" or "threshold"
+    reference: str = "baseline"  # what an alert's `baseline` holds, in words: "baseline", "threshold", "was"
 
     @classmethod
     def of(cls, rule) -> RuleView:
-        reference = "threshold" if rule.kind == "threshold" else "baseline"
+        reference = {"threshold": "threshold", "change": "was"}.get(rule.kind, "baseline")
         return cls(rule.name, rule.severity, rule.metric, rule.repeat_interval_s, reference)
 
 

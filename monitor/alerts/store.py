@@ -35,6 +35,8 @@ _RECORD_COLUMNS = (
     "resolved_at",
     "value",
     "baseline",
+    "value_text",
+    "baseline_text",
     "last_evaluated_at",
     "last_notified_at",
     "pending_count",

@@ -5,10 +5,12 @@ from __future__ import annotations
 from monitor.alerts.scope import Scope
 
 
-def format_value(metric: str, value: float | None) -> str:
+def format_value(metric: str, value: float | str | None) -> str:
     """`412 ms`, `38.5 tok/s`, `23%`: the metric's unit, rounded for reading."""
     if value is None:
         return "n/a"
+    if isinstance(value, str):  # a change rule's label
+        return value
     if metric == "error_rate":
         return f"{value * 100:.0f}%"
     if metric == "tps":
@@ -23,9 +25,19 @@ def change_text(value: float | None, baseline: float | None) -> str:
 
 
 def target_summary(
-    rule: str, scope: Scope, metric: str, value: float | None, baseline: float | None, reference: str = "baseline"
+    rule: str,
+    scope: Scope,
+    metric: str,
+    value: float | None,
+    baseline: float | None,
+    reference: str = "baseline",
+    value_text: str | None = None,
+    baseline_text: str | None = None,
 ) -> str:
-    """`reference` names what `baseline` is: the series' own normal, or a rule's threshold."""
+    """`reference` names what `baseline` is: the series' own normal, or a rule's threshold.
+    A change rule's values are labels: `served_by of X changed from A to B`."""
+    if value_text is not None or baseline_text is not None:
+        return f"{rule}: {metric} of {scope.key} changed from {baseline_text or 'n/a'} to {value_text or 'n/a'}"
     return (
         f"{rule}: {metric} of {scope.key} is {format_value(metric, value)}"
         f", {reference} {format_value(metric, baseline)}{change_text(value, baseline)}"

@@ -14,6 +14,7 @@ from typing import Any
 OK, PENDING, FIRING = "ok", "pending", "firing"
 LATENCY_METRICS = ("ttft_ms", "ttft_answer_ms", "total_ms")
 METRICS = (*LATENCY_METRICS, "tps", "error_rate")
+CHANGE_METRICS = ("served_by", "model_version", "system_fingerprint", "answer_fingerprint")
 HOUR_S = 3600.0
 DAY_S = 86400.0
 
@@ -27,7 +28,7 @@ class DetectorSettings:
     """
 
     metric: str = "ttft_ms"
-    kind: str = "regression"  # regression | threshold
+    kind: str = "regression"  # regression | threshold | change
     min_change: float = 0.5  # regression: the smallest relative shift worth a page (0.5 = +50%; tps: -33%)
     percentile: float = 90.0  # threshold on a latency/tps percentile
     above: float | None = None  # threshold bound; error_rate as a fraction
@@ -81,6 +82,9 @@ class Evaluation:
     new_normal: bool = False  # resolved because the shifted level became the baseline, not because it recovered
     value: float | None = None
     baseline: float | None = None
+    # `kind: change` compares labels: the new value and the established one (change.py).
+    value_text: str | None = None
+    baseline_text: str | None = None
 
 
 class Lifecycle:
