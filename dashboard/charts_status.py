@@ -90,6 +90,10 @@ def overview_grid(cells: Sequence[GridCell]) -> go.Figure:
     return fig
 
 
+ROUTE_CHANGE = "route change"
+ROUTE_CHANGE_COLOR = "#0e7490"  # teal: not a degradation by itself, but worth a look beside one
+
+
 def timeline_gantt(
     periods: Sequence[Period], lanes: Sequence[str], start: datetime, end: datetime, title: str | None = None
 ) -> go.Figure:
@@ -97,6 +101,7 @@ def timeline_gantt(
     fig = go.Figure()
     kinds = [(DOWN, STATE_COLORS[DOWN]), (DEGRADED, STATE_COLORS[DEGRADED])]
     kinds += [(f"alert: {sev}", color) for sev, color in ALERT_COLORS.items()]
+    kinds.append((ROUTE_CHANGE, ROUTE_CHANGE_COLOR))  # a change alert: who answers changed, until accepted
     for kind, color in kinds:
         rows = [p for p in periods if p.state == kind]
         if not rows:

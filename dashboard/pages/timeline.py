@@ -7,12 +7,14 @@ from datetime import timedelta
 import streamlit as st
 
 from dashboard import charts, data, status, ui
+from dashboard.charts_status import ROUTE_CHANGE
 from dashboard.status import Period
 
 ui.header(
     "Degradation timeline",
     "Per provider, one lane per region and model: orange is degraded (availability under 95% or typical TTFT "
-    "1.5x its baseline), red is down (under 50%), purple is an alert from firing to resolved.",
+    "1.5x its baseline), red is down (under 50%), purple is an alert from firing to resolved, teal a route "
+    "change (who answered changed) until the new route is accepted.",
 )
 targets = ui.require_targets()
 providers = sorted({t.provider for t in targets})
@@ -45,13 +47,16 @@ for provider in chosen or providers:
         if a.provider != provider:
             continue
         lane = f"{a.region or 'all regions'} · {a.model or 'all models'}"
+        if a.is_change:  # a route change: its own colour, old → new in the hover
+            bars.append(Period(lane, ROUTE_CHANGE, max(a.begins_at, start), a.resolved_at or now, a.change_text))
+            continue
         detail = f"{a.rule} ({a.metric} {a.value if a.value is not None else '?'} vs {a.baseline})"
         bars.append(Period(lane, f"alert: {a.severity}", max(a.begins_at, start), a.resolved_at or now, detail))
     lanes = sorted({p.lane for p in bars} if only_incidents else set(lane_of.values()) | {p.lane for p in bars})
     if not lanes:
         continue
     shown += 1
-    hours = sum((p.end - p.start).total_seconds() for p in bars if not p.state.startswith("alert")) / 3600
+    hours = sum((p.end - p.start).total_seconds() for p in bars if p.state in (status.DOWN, status.DEGRADED)) / 3600
     st.subheader(f"{provider}")
     st.caption(f"{len(bars)} periods, {hours:.1f} lane-hours degraded or down in the last {range_label}")
     st.plotly_chart(charts.timeline_gantt(bars, lanes, start, now), width="stretch", key=f"timeline-{provider}")
