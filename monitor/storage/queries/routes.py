@@ -3,7 +3,7 @@
 A window of a day or less reads raw samples (exact percentiles, fallbacks,
 cost); a longer one reads the hourly rollups (DESIGN §9: raw samples are never
 scanned for more than a day). Either way the newest `served_by` comes from
-one index probe per target, and the OpenRouter-shaped uptimes from raw counts
+the window's last hour, and the OpenRouter-shaped uptimes from raw counts
 over the last 30 minutes plus the rollups of the last day.
 """
 
@@ -22,6 +22,9 @@ from monitor.storage.queries.histmatrix import hist_quantiles, value_quantiles
 from monitor.storage.queries.targets import TargetRef, list_targets
 
 RAW_MAX_WINDOW = timedelta(days=1)
+# `served_by` is "who answers now": the newest named upstream of the window's last hour (an index
+# range per target, not a day's scan when a target names nothing).
+SERVED_BY_LOOKBACK = timedelta(hours=1)
 QS = (0.5, 0.75, 0.9, 0.99)
 UPTIME_WINDOWS = {"5m": timedelta(minutes=5), "30m": timedelta(minutes=30)}
 _S = SampleRow.__table__.c
@@ -47,7 +50,7 @@ def route_stats(
         measured = _raw(engine, ids, index, start, end)
     else:
         measured = _rollups(engine, ids, index, start, end)
-    served = _last_served_by(engine, ids, max(start, end - RAW_MAX_WINDOW), end)
+    served = _last_served_by(engine, ids, max(start, end - SERVED_BY_LOOKBACK), end)
     up = _uptimes(engine, ids, index, end) if uptimes else [{} for _ in range(n)]
     out = []
     for t in targets:
@@ -165,10 +168,11 @@ def _last_served_by(engine: Engine, ids: list[str], start: datetime, end: dateti
     named = and_(_S.target.in_(ids), _S.started_at >= start, _S.started_at < end, _S.served_by.is_not(None))
     newest = select(_S.target.label("t"), func.max(_S.started_at).label("at")).where(named).group_by(_S.target)
     newest = newest.subquery()
+    # The outer range repeats the window: without it PostgreSQL probes every day partition per target.
     query = (
         select(_S.target, _S.served_by)
         .join(newest, and_(_S.target == newest.c.t, _S.started_at == newest.c.at))
-        .where(_S.served_by.is_not(None))
+        .where(named)
     )
     return {t: s for t, s in fetch_rows(engine, query)}
 
