@@ -1,7 +1,7 @@
 """What each route measured over a window, for `firsttoken routes` and GET /routes.
 
 A window of a day or less reads raw samples (exact percentiles, fallbacks,
-cost); a longer one reads the hourly rollups (DESIGN §9: raw samples are never
+cost; PostgreSQL aggregates them itself, SQLite hands them to numpy); a longer one reads the hourly rollups (DESIGN §9: raw samples are never
 scanned for more than a day). Either way the newest `served_by` comes from
 the window's last hour, and the OpenRouter-shaped uptimes from raw counts
 over the last 30 minutes plus the rollups of the last day.
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import numpy as np
-from sqlalchemy import Engine, Float, Integer, and_, case, cast, func, select
+from sqlalchemy import Engine, Float, Integer, and_, case, cast, func, select, text
 
 from monitor.routing.rank import DEFAULT_MIN_AVAILABILITY, RankedRoute, RouteStats, rank_routes
 from monitor.storage.models import RollupHourly, SampleRow
@@ -46,11 +46,15 @@ def route_stats(
     ids = [t.id for t in targets]
     index = {t: i for i, t in enumerate(ids)}
     n = len(ids)
-    if window <= RAW_MAX_WINDOW:
-        measured = _raw(engine, ids, index, start, end)
+    recent = max(start, end - SERVED_BY_LOOKBACK)
+    if window <= RAW_MAX_WINDOW and engine.dialect.name == "postgresql":
+        measured, served = _raw_pg(engine, ids, index, start, end, recent)
     else:
-        measured = _rollups(engine, ids, index, start, end)
-    served = _last_served_by(engine, ids, max(start, end - SERVED_BY_LOOKBACK), end)
+        if window <= RAW_MAX_WINDOW:
+            measured = _raw(engine, ids, index, start, end)
+        else:
+            measured = _rollups(engine, ids, index, start, end)
+        served = _last_served_by(engine, ids, recent, end)
     up = _uptimes(engine, ids, index, end) if uptimes else [{} for _ in range(n)]
     out = []
     for t in targets:
@@ -70,6 +74,51 @@ def route_stats(
             )
         )
     return out
+
+
+# PostgreSQL aggregates a raw window itself: one pass, a row per target back instead of every sample.
+# percentile_cont interpolates linearly between order statistics, as value_quantiles (numpy) does on SQLite.
+_RAW_PG = text("""
+SELECT target,
+       count(*) FILTER (WHERE measured),
+       count(*) FILTER (WHERE measured AND ok),
+       percentile_cont(ARRAY[0.5, 0.75, 0.9, 0.99]) WITHIN GROUP (ORDER BY ttft_ms) FILTER (WHERE ok),
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE ok),
+       count(*) FILTER (WHERE ok AND fallback),
+       sum(cost_usd) FILTER (WHERE measured),
+       count(cost_usd) FILTER (WHERE measured),
+       (array_agg(served_by ORDER BY started_at DESC)
+            FILTER (WHERE served_by IS NOT NULL AND started_at >= :recent))[1]
+FROM (SELECT *, error_kind IS DISTINCT FROM 'cancelled' AS measured FROM samples
+      WHERE target = ANY(:ids) AND started_at >= :start AND started_at < :end) AS s
+GROUP BY target
+""")
+
+
+def _raw_pg(
+    engine: Engine, ids: list[str], index: dict[str, int], start: datetime, end: datetime, recent: datetime
+) -> tuple[list[dict], dict[str, str]]:
+    out = [_empty() for _ in ids]
+    served: dict[str, str] = {}
+    with engine.connect() as conn:
+        rows = conn.execute(_RAW_PG, {"ids": ids, "start": start, "end": end, "recent": recent}).all()
+    for target, samples, ok, ttft, tps, fallbacks, cost, cost_n, served_by in rows:
+        q = list(ttft) if ttft else [None] * 4
+        out[index[target]] = {
+            "samples": int(samples),
+            "ok": int(ok),
+            "ttft_p50_ms": q[0],
+            "ttft_p75_ms": q[1],
+            "ttft_p90_ms": q[2],
+            "ttft_p99_ms": q[3],
+            "tps_p50": tps,
+            "fallbacks": int(fallbacks),
+            "cost_usd_sum": float(cost or 0.0),
+            "cost_samples": int(cost_n),
+        }
+        if served_by is not None:
+            served[target] = served_by
+    return out, served
 
 
 def _raw(engine: Engine, ids: list[str], index: dict[str, int], start: datetime, end: datetime) -> list[dict]:
