@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dashboard.charts_status import ROUTE_CHANGE_COLOR, health_bars, overview_grid, timeline_gantt
+from dashboard.charts_target import error_kinds_figure
 from dashboard.palette import NEUTRAL, provider_colors, rgba, series_colors
 from monitor.storage.queries.alertviews import AlertView
 from monitor.storage.queries.compare import ModelStats
@@ -21,6 +22,7 @@ from monitor.storage.queries.trends import Bands, Trend
 
 __all__ = [
     "compare_bars",
+    "error_kinds_figure",
     "health_bars",
     "merge_alert_spans",
     "overview_grid",
@@ -32,16 +34,29 @@ __all__ = [
 ]
 FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=13, color="#262730")
 SEVERITY_COLORS = {"page": "#d64545", "ticket": "#f0a202"}
+MARKED_COLOR = "#6b2fb3"
+
+
+LEGEND_GAP_PX = 64  # below the plot: the x tick labels and the axis title come first
+
+
+def legend_below(height: int, top_px: int) -> dict:
+    """A horizontal legend under the x axis title. Above the plot it wrapped into the title (and
+    the subplot titles) as soon as the lines outnumbered one row, at 1024 px as at 1440 px;
+    Plotly grows the bottom margin to fit it, however many rows it takes."""
+    plot_px = max(120, height - top_px - 10)
+    return dict(orientation="h", yanchor="top", y=-LEGEND_GAP_PX / plot_px, xanchor="left", x=0)
 
 
 def base_layout(fig: go.Figure, title: str | None = None, height: int = 420) -> go.Figure:
+    top_px = 50 if title else 30
     fig.update_layout(
         template="plotly_white",
         font=FONT,
         title=dict(text=title, x=0, xanchor="left", font=dict(size=16)) if title else None,
         height=height,
-        margin=dict(l=10, r=10, t=50 if title else 20, b=10),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
+        margin=dict(l=10, r=10, t=top_px, b=10),
+        legend=legend_below(height, top_px),
         hoverlabel=dict(font_size=12),
     )
     return fig
@@ -104,7 +119,11 @@ def merge_alert_spans(alerts: Sequence[AlertView], now: datetime) -> list[tuple[
 
 
 def trend_figure(
-    trend: Trend, alerts: Sequence[AlertView] = (), now: datetime | None = None, log_y: bool = False
+    trend: Trend,
+    alerts: Sequence[AlertView] = (),
+    now: datetime | None = None,
+    log_y: bool = False,
+    marked: AlertView | None = None,
 ) -> go.Figure:
     """TTFT and TPS bands (median line in p10–p90 and p1–p99) over an error-rate strip."""
     fig = make_subplots(
@@ -150,7 +169,27 @@ def trend_figure(
         shapes.append(dict(type="rect", x1=end, fillcolor=color, opacity=0.10, line_width=0, **common))
         shapes.append(dict(type="line", x1=begin, line=dict(color=color, width=1, dash="dot"), **common))
         notes.append(dict(x=begin, y=1.0, xref="x", yref="paper", text=f"▲ {rule}", showarrow=False, xanchor="left",
-                          yanchor="bottom", font=dict(size=11, color=color)))  # fmt: skip
+                          yanchor="top", font=dict(size=11, color=color)))  # fmt: skip
+    if marked is not None:  # the alert a link points at: outlined over its whole life, named
+        begin, end = max(marked.begins_at, trend.start), marked.resolved_at or now or trend.end
+        shapes.append(
+            dict(
+                type="rect",
+                xref="x",
+                yref="paper",
+                x0=begin,
+                x1=end,
+                y0=0,
+                y1=1,
+                layer="above",
+                fillcolor="rgba(0,0,0,0)",
+                line=dict(color=MARKED_COLOR, width=2),
+                name="marked-alert",
+            )
+        )
+        notes = [dict(x=begin, y=1.0, xref="x", yref="paper", text=f"▼ alert #{marked.id}: {marked.rule}",
+                      showarrow=False, xanchor="left", yanchor="top", name="marked-alert",
+                      font=dict(size=12, color=MARKED_COLOR)), *notes[:11]]  # fmt: skip
     fig.update_layout(shapes=shapes, annotations=[*fig.layout.annotations, *notes[:12]])
     # Zoom to the p90s: a 15x spike in p99 would otherwise flatten every median (hover still shows p99).
     top = max((v for s in trend.series for v in s.ttft_ms.p90 if v is not None), default=None)

@@ -25,6 +25,7 @@ from dashboard.settings import Settings, load_settings
 from monitor.gcpause import gc_paused
 from monitor.routing.rank import RankedRoute
 from monitor.storage.queries import alertviews, compare, health, overview, routes, sampleviews, trends
+from monitor.storage.queries import failures as failure_queries
 from monitor.storage.queries import targets as target_queries
 from monitor.storage.queries.agents import AgentInfo, list_agents
 
@@ -33,7 +34,7 @@ TargetRef = target_queries.TargetRef
 # work_mem 16 MB: the 30-day trend sorts ~15,000 rollup rows with their histograms (~5 MB), which
 # spilled to disk at the default 4 MB (+8 ms); a dashboard holds at most a handful of connections.
 PG_OPTIONS = "-c default_transaction_read_only=on -c jit=off -c statement_timeout=20000 -c work_mem=16MB"
-SHORT_TTL_S, LONG_TTL_S = 20, 300
+SHORT_TTL_S = 20
 
 
 class Unavailable(Exception):
@@ -59,11 +60,9 @@ def engine() -> Engine:
 
 
 def _one_line(exc: BaseException) -> str:
-    from monitor.storage.db import redact_url
+    from monitor.storage.db import db_error_line, redact_url
 
-    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()
-    where = redact_url(settings().database_url)
-    return f"cannot read the database {where}: {reason[0] if reason else type(exc).__name__}"
+    return f"cannot read the database {redact_url(settings().database_url)}: {db_error_line(exc)}"
 
 
 def guarded(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -118,10 +117,6 @@ def overview_data(at: datetime) -> OverviewData:
         tuple(guarded(alertviews.live_alerts, eng)),
         tuple(guarded(list_agents, eng)),
     )
-
-
-def _ttl_for(start: datetime, end: datetime) -> int:
-    return LONG_TTL_S if trends.uses_rollups(end - start) else SHORT_TTL_S
 
 
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
@@ -189,6 +184,14 @@ class AlertsData:
     deliveries: tuple[alertviews.DeliveryView, ...]
 
 
+@st.cache_data(ttl=60, show_spinner=False)
+def official_between(start: datetime, end: datetime) -> list:
+    """Providers' own incidents (their status pages, polled by the leader) overlapping [start, end)."""
+    from monitor.storage.queries.official import incidents_between
+
+    return guarded(incidents_between, engine(), start, end)
+
+
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
 def alerts_data(at: datetime, days: int = 30) -> AlertsData:
     eng = engine()
@@ -208,6 +211,16 @@ def samples(target: str, start: datetime, end: datetime, outcome: str, kinds: tu
         sampleviews.target_samples, engine(), target, start, end, outcome=outcome, error_kinds=kinds, limit=limit
     )
     return tuple(rows)
+
+
+@st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
+def alert(alert_id: int) -> alertviews.AlertView | None:
+    return guarded(alertviews.alert, engine(), alert_id)
+
+
+@st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
+def failures(target: str, start: datetime, end: datetime) -> tuple[tuple[datetime, str], ...]:
+    return tuple(guarded(failure_queries.failures, engine(), target, start, end))
 
 
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)

@@ -14,6 +14,7 @@ from typing import Any
 
 from monitor.config_reader import Reader, join
 from monitor.config_schema import DAY, HOUR, Check, Defaults, Prompt, Provider, Target
+from monitor.protocols.base import get_protocol
 from monitor.sample import TargetKey
 from monitor.units import format_duration
 
@@ -107,6 +108,7 @@ def expand(
                     return ()
                 target = _target(key, check, provider, prompt, base_url, defaults)
                 _check_timeouts(r, target, path, check, provider)
+                check_capabilities(r, path, provider, prompt)
                 targets[key.id] = target
     for (path, first), ids in clashes.items():
         r.error(
@@ -140,6 +142,23 @@ def _target(
         canonical_model=provider.canonical.get(key.model, key.model),
         reasoning=prompt.reasoning or provider.reasoning,
     )
+
+
+def check_capabilities(r: Reader, path: str, provider: Provider, prompt: Prompt) -> None:
+    """A prompt may ask for what the provider's wire protocol cannot express (issue 16):
+    the protocol module says what it supports; the error names the provider."""
+    if prompt.response_format is None:
+        return
+    try:
+        protocol = get_protocol(provider.protocol)
+    except KeyError:
+        return  # reported where the provider is read
+    if not protocol.supports_response_format:
+        r.error(
+            path,
+            f"prompt {prompt.name!r} has response_format, which provider {provider.name!r} "
+            f"(protocol {provider.protocol}) cannot express",
+        )
 
 
 def _check_timeouts(r: Reader, target: Target, path: str, check: Check, provider: Provider) -> None:

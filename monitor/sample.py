@@ -39,6 +39,11 @@ class TokensSource(StrEnum):
     ESTIMATE = "estimate"
 
 
+def target_id(provider: str | None, model: str | None, region: str | None, prompt: str | None) -> str:
+    """The one spelling of a target's id, `provider/model@region:prompt` (DESIGN §3)."""
+    return f"{provider}/{model}@{region}:{prompt}"
+
+
 @dataclass(frozen=True, slots=True)
 class TargetKey:
     """Identity of one matrix cell: `provider/model@region:prompt`."""
@@ -50,7 +55,7 @@ class TargetKey:
 
     @property
     def id(self) -> str:
-        return f"{self.provider}/{self.model}@{self.region}:{self.prompt}"
+        return target_id(self.provider, self.model, self.region, self.prompt)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +125,22 @@ class Sample:
 
 
 SAMPLE_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Sample))
+
+# The metric names, once: the per-sample numbers that percentiles, rollups and detectors use,
+# the alertable ones (error_rate is derived from `ok`), and the route-truth values `kind: change` watches.
+LATENCY_METRICS: tuple[str, ...] = ("ttft_ms", "ttft_answer_ms", "total_ms")
+SAMPLE_METRICS: tuple[str, ...] = (*LATENCY_METRICS, "tps")
+ALERT_METRICS: tuple[str, ...] = (*SAMPLE_METRICS, "error_rate")
+CHANGE_METRICS: tuple[str, ...] = ("served_by", "model_version", "system_fingerprint", "answer_fingerprint")
+
+
+def outcome_label(sample: Sample) -> str:
+    """`ok`, the error kind, or `assertion:<check>` naming the `expect` check that failed."""
+    if sample.ok:
+        return "ok"
+    if sample.failed_check:
+        return f"{sample.error_kind}:{sample.failed_check}"
+    return str(sample.error_kind)
 
 
 # The two spellings of samples on the command line (`probe --json`, `samples --json/--csv`) and

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import charts, data, routes_view, ui
+from dashboard import charts, data, routes_view, ui, urlstate
 
 ui.header(
     "Compare",
@@ -14,9 +14,11 @@ ui.header(
 targets = ui.require_targets()
 prompts = sorted({t.prompt for t in targets})
 c1, c2, c3 = st.columns([2, 2, 3])
-prompt = c1.selectbox("Prompt", prompts, key="compare-prompt")
+prompt = urlstate.bound(c1.selectbox, "Prompt", prompts, name="prompt", key="compare-prompt", default=prompts[0])
 regions = sorted({t.region for t in targets})
-chosen_regions = c2.multiselect("Regions", regions, default=regions, key="compare-regions", placeholder="all")
+chosen_regions = urlstate.bound(
+    c2.multiselect, "Regions", regions, name="region", key="compare-regions", default=regions, placeholder="all"
+)
 with c3:
     range_label, span = ui.range_picker("compare-range", default="24 h")
 pool = [t for t in targets if not chosen_regions or t.region in chosen_regions]
@@ -41,7 +43,7 @@ st.dataframe(
     [
         {
             "model": f"{s.provider}/{s.model}",
-            "probes": s.measured,
+            "probes": ui.count(s.measured),
             "TTFT p50": ui.ms(s.ttft_p50_ms),
             "TTFT p90": ui.ms(s.ttft_p90_ms),
             "TPS p50": ui.rate(s.tps_p50),

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import streamlit as st
 
-from dashboard import charts, data, status, ui
+from dashboard import alert_rows, charts, coverage, data, status, ui
 from dashboard.charts_status import GridCell
 
 SILENT_AGENT = timedelta(minutes=10)
@@ -47,14 +47,22 @@ def body() -> None:
             text=ui.ms(r.recent_ttft_p50_ms),
             hover=(
                 f"{states[r.target.id]}<br>TTFT p50 {ui.ms(r.recent_ttft_p50_ms)} (baseline "
-                f"{ui.ms(r.baseline_ttft_p50_ms)})<br>errors {r.recent_failed} of {r.recent_measured} probes"
-                f"<br>last sample {ui.ago(r.last_sample_at, now)}"
+                f"{ui.ms(r.baseline_ttft_p50_ms)}{coverage.note(r.baseline_hours * 3600, 86400)})"
+                f"<br>errors {ui.count(r.recent_failed)} of {ui.count(r.recent_measured)} probes"
+                f"<br>last sample {ui.ago(r.last_sample_at, now)}<br><i>click to open</i>"
             ),
         )
         for r in rows
     ]
     st.subheader("Matrix")
-    st.plotly_chart(charts.overview_grid(cells), width="stretch", key="overview-grid")
+    st.caption("Click a cell to open its target.")
+    by_cell = {(c.row, c.column): r.target.id for c, r in zip(cells, rows, strict=True)}
+    event = st.plotly_chart(
+        charts.overview_grid(cells), width="stretch", key="overview-grid", on_select="rerun", selection_mode="points"
+    )
+    points = event.selection.points if event and event.selection else []
+    if points and (target := by_cell.get((points[0].get("y"), points[0].get("x")))):
+        st.switch_page("pages/target.py", query_params={"target": target})
 
     left, right = st.columns([3, 2])
     with left:
@@ -64,8 +72,10 @@ def body() -> None:
                 {
                     "provider": h.provider,
                     "prompt": h.prompt,
-                    "probes": h.samples,
-                    "error rate": ui.pct(h.failed / h.samples if h.samples else None),
+                    "probes": ui.count(h.samples),
+                    "error rate": coverage.figure(
+                        ui.pct(h.failed / h.samples) if h.samples else None, h.covered_s, 3600
+                    ),
                     "TTFT p50": ui.ms(h.ttft_p50_ms),
                     "TTFT p90": ui.ms(h.ttft_p90_ms),
                     "TPS p50": ui.rate(h.tps_p50),
@@ -99,22 +109,10 @@ def body() -> None:
         st.success("Nothing is firing.", icon=":material/check_circle:")
     else:
         st.dataframe(
-            [
-                {
-                    "state": a.state,
-                    "severity": a.severity,
-                    "rule": a.rule,
-                    "scope": a.scope_key,
-                    "since": ui.ago(a.begins_at, now),
-                    "value": a.value,
-                    "baseline": a.baseline,
-                    "silenced": a.silenced,
-                    "summary": a.summary,
-                }
-                for a in od.live_alerts
-            ],
+            alert_rows.rows(od.live_alerts, now),
             hide_index=True,
             width="stretch",
+            column_config=alert_rows.link_column(),
         )
 
 

@@ -7,7 +7,7 @@ fingerprint), so alerts gain `value_text` / `baseline_text` beside the numeric
 columns. All nullable: a catalogue change, no table rewrite.
 
 Revision ID: 0005
-Revises: 0004
+Revises: 0007
 Create Date: 2026-12-01
 """
 
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0005"
-down_revision: str | Sequence[str] | None = "0004"
+down_revision: str | Sequence[str] | None = "0007"  # re-chained after main's 0006, 0007 (integrator renumbers)
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

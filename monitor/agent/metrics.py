@@ -60,6 +60,14 @@ class ProbeMetrics:
         self.dropped = Gauge("firsttoken_samples_dropped", "Samples lost to the spool size bound", registry=r)
         self.leader = Gauge("firsttoken_leader", "1 when this agent runs the once-only work", registry=r)
         self.config_reloads = Counter("firsttoken_config_reloads", "Config reloads", ("result",), registry=r)
+        # Spend so far, from `prices:` (exposed as firsttoken_probe_cost_usd_total); per provider
+        # and model, not per target: a cost dashboard sums them, and the label set stays small.
+        self.cost = Counter(
+            "firsttoken_probe_cost_usd",
+            "What the probes cost, USD (input, cached input, output)",
+            ("provider", "model"),
+            registry=r,
+        )
 
     def observe(self, sample: Sample) -> None:
         labels = (sample.provider, sample.model, sample.region, sample.prompt, sample.agent)
@@ -68,6 +76,8 @@ class ProbeMetrics:
         if sample.sched_lag_ms is not None:
             self.sched_lag.labels(sample.agent).observe(sample.sched_lag_ms / 1000)
         self.route.observe(labels, sample)
+        if sample.cost_usd:  # failed probes that generated tokens were billed too
+            self.cost.labels(sample.provider, sample.model).inc(sample.cost_usd)
         if not sample.ok:
             return  # failures count in availability, never in latency
         if sample.ttft_ms is not None:
@@ -133,7 +143,7 @@ class _QuietHandler(WSGIRequestHandler):
 
 
 class StatusServer:
-    """Serves /metrics, /healthz and (given a handler) /routes from a daemon thread."""
+    """Serves /metrics, /healthz, /routes (given a handler) and the public status routes from a daemon thread."""
 
     def __init__(
         self,
@@ -141,6 +151,7 @@ class StatusServer:
         port: int,
         metrics: Callable[[], list[bytes]],
         health: Callable[[], Health],
+        public: Callable[[str], tuple[str, str, bytes] | None] | None = None,
         routes: Callable[[str], tuple[int, bytes]] | None = None,
     ) -> None:
         def app(environ, start_response):
@@ -151,6 +162,14 @@ class StatusServer:
                 start_response(
                     f"{status} {reason}", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
                 )
+                return [body]
+            answer = public(path) if public is not None else None
+            if answer is not None:  # /status.json, /badge/<provider>.svg, /incidents.atom (monitor.agent.public)
+                status, content_type, body = answer
+                headers = [("Content-Type", content_type), ("Content-Length", str(len(body)))]
+                # Embeddable anywhere (a badge in a README, status JSON from a browser page); never stale for long.
+                headers += [("Access-Control-Allow-Origin", "*"), ("Cache-Control", "public, max-age=15")]
+                start_response(status, headers)
                 return [body]
             if path == "/metrics":
                 chunks = metrics()  # sent one by one: never a 20 MB join holding the GIL

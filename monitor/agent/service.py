@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +20,7 @@ from pathlib import Path
 from monitor import __version__
 from monitor.agent.leader import LEADER_RETRY_S, LeaderElection
 from monitor.agent.metrics import Health, ProbeMetrics, StatusServer
+from monitor.agent.periodic import PeriodicJobs
 from monitor.agent.reachability import Reachability
 from monitor.agent.scheduler import ProbeScheduler
 from monitor.config import load_config
@@ -29,10 +30,12 @@ from monitor.probe.tokens import warm_up as warm_up_tokenizer
 from monitor.probe.transport.lanes import ClientLanes, warm_up
 from monitor.redact import install_redaction
 from monitor.sample import Sample
+from monitor.storage.db import db_error_line
 
 log = logging.getLogger(__name__)
 
 CONFIG_POLL_S = 2.0
+GAUGES_EVERY_S = 1.0
 HEARTBEAT_S = 30.0
 ROLLUP_EVERY_S = 60.0
 RETENTION_EVERY_S = 3600.0
@@ -46,7 +49,9 @@ class ServiceOptions:
     listen_port: int = 9464
     spool_dir: str | None = None
     spool_max_bytes: int | None = None  # None: the spool's own default (1 GiB)
-    shutdown_grace_s: float = 10.0
+    # Probes in flight get this long to finish on SIGTERM: with the flush after it, the
+    # process exits well inside the 10 s that docker stop and systemd wait before SIGKILL.
+    shutdown_grace_s: float = 5.0
     # Extra periodic leader work (alert evaluation plugs in here): name -> (interval, fn(engine, config)).
     leader_jobs: dict[str, tuple[float, Callable]] = field(default_factory=dict)
 
@@ -73,27 +78,35 @@ class Service:
             max_per_provider_region=config.defaults.max_per_provider_region,
         )
         self.status: StatusServer | None = None
+        self.otel = None  # monitor.agent.otel.OtelMetrics when the OTEL_* environment asks for it
         self._stop = asyncio.Event()
         self._reload = asyncio.Event()
         self._config_mtime = _mtime(options.config_path)
-        self._last_runs: dict[str, float] = {}
         # Tasks besides the probes in flight: flat in a healthy process, so a leak
         # shows. Counted on the loop (housekeeping) and read by /healthz from its
         # own thread: asyncio's task registry is not safe to walk from another one.
         self._background_tasks = 0
         self._redaction = install_redaction(config.secrets)
+        self.periodic = self._periodic_jobs()
 
     # ------------------------------------------------------------- probing
     async def _probe(self, target, sched_lag_ms: float) -> Sample:
         async with self.lanes.lane(target.base_url) as client:
             return await probe_target(
-                client, target, agent=self.config.agent, secrets=self.config.secrets, sched_lag_ms=sched_lag_ms
+                client,
+                target,
+                agent=self.config.agent,
+                secrets=self.config.secrets,
+                sched_lag_ms=sched_lag_ms,
+                price=self.config.price(target.provider, target.model),
             )
 
     def _on_sample(self, sample: Sample) -> None:
         self.writer.submit(sample)
         self.metrics.observe(sample)
         self.reachability.observe(sample)
+        if self.otel is not None:
+            self.otel.observe(sample)
 
     # ----------------------------------------------------------- lifecycle
     async def run(self) -> int:
@@ -105,17 +118,23 @@ class Service:
             loop.add_signal_handler(signal.SIGHUP, self._reload.set)
         warm_up_tokenizer()
         await warm_up()
+        from monitor.agent.public import PublicStatus
         from monitor.agent.routes_api import routes_handler
 
+        public = PublicStatus(self.engine, lambda: self.config)
         self.status = StatusServer(
             self.options.listen_host,
             self.options.listen_port,
             self.metrics.chunks,
             self.health,
+            public.handle,
             routes_handler(self.engine),
         )
         self.status.start()
         targets = self.config.targets_for_agent(self.config.agent)
+        from monitor.agent.otel import from_environment
+
+        self.otel = from_environment(targets)
         await self._run_blocking("targets", lambda: self._sync_targets(targets))
         self.scheduler.start(targets)
         self.metrics.targets.set(len(targets))
@@ -127,18 +146,19 @@ class Service:
             self.options.listen_host,
             self.status.port,
         )
-        background = [
-            asyncio.create_task(self._watch_config(), name="config-watch"),
-            asyncio.create_task(self._housekeeping(), name="housekeeping"),
-        ]
+        background = [asyncio.create_task(self._watch_config(), name="config-watch")]
+        self.periodic.start()
         await self._stop.wait()
         log.info("shutting down: letting probes in flight finish")
         for task in background:
             task.cancel()
         await asyncio.gather(*background, return_exceptions=True)
+        await self.periodic.shutdown()
         await self.scheduler.shutdown(self.options.shutdown_grace_s)
         await self.lanes.aclose()
         await asyncio.to_thread(self.writer.close)
+        if self.otel is not None:
+            await asyncio.to_thread(self.otel.shutdown)
         await asyncio.to_thread(self.leader.release)
         self.status.stop()
         self.engine.dispose()
@@ -180,65 +200,60 @@ class Service:
         targets = config.targets_for_agent(config.agent)
         self._sync_targets(targets)
         self.scheduler.apply(targets)
+        if self.otel is not None:
+            self.otel.set_targets(targets)
         self.metrics.targets.set(len(targets))
         self.metrics.config_reloads.labels("applied").inc()
         log.info("config reloaded: %d targets", len(targets))
         return True
 
     # -------------------------------------------------------- housekeeping
-    async def _housekeeping(self) -> None:
-        """Heartbeat, leadership, and the leader's once-only jobs."""
-        while True:
-            now = asyncio.get_running_loop().time()
-            stats = self.writer.stats()
-            self.metrics.queue_depth.set(stats.queue_depth)
-            self.metrics.spool_bytes.set(stats.spool_bytes)
-            self.metrics.written.set(stats.written_total)
-            self.metrics.dropped.set(stats.dropped_total)
-            self.metrics.in_flight.set(self.scheduler.inflight)
-            self._background_tasks = len(asyncio.all_tasks()) - self.scheduler.inflight
-            if self._due("heartbeat", HEARTBEAT_S, now):
-                await self._run_blocking("heartbeat", self._heartbeat)
-            if self._due("leader", LEADER_RETRY_S, now):
-                leader = await asyncio.to_thread(self.leader.poll)
-                self.metrics.leader.set(1 if leader else 0)
-            if self.leader.is_leader:
-                await self._leader_jobs(now)
-            await asyncio.sleep(1.0)
-
-    async def _leader_jobs(self, now: float) -> None:
+    def _periodic_jobs(self) -> PeriodicJobs:
+        """Gauges, heartbeat and leadership on every agent; the once-only work on the leader."""
         from monitor.storage import apply_retention, ensure_partitions_ahead, rollup_recent
 
+        jobs = PeriodicJobs(lambda: self.leader.is_leader)
         engine = self.engine
-        if self._due("rollups", ROLLUP_EVERY_S, now):
-            await self._run_blocking("rollups", lambda: rollup_recent(engine))
-        if self._due("retention", RETENTION_EVERY_S, now):
+
+        def blocking(name: str, fn: Callable[[], object]) -> Callable[[], Awaitable[None]]:
+            return lambda: self._run_blocking(name, fn)
+
+        def housekeep() -> None:
+            if engine.dialect.name == "postgresql":
+                ensure_partitions_ahead(engine, datetime.now(UTC))
             retention = self.config.retention
+            apply_retention(engine, raw_s=retention.raw_s, rollups_s=retention.rollups_s)
 
-            def housekeep() -> None:
-                if engine.dialect.name == "postgresql":
-                    ensure_partitions_ahead(engine, datetime.now(UTC))
-                apply_retention(engine, raw_s=retention.raw_s, rollups_s=retention.rollups_s)
-
-            await self._run_blocking("retention", housekeep)
+        jobs.every("gauges", GAUGES_EVERY_S, self._update_gauges, serial=False)
+        jobs.every("heartbeat", HEARTBEAT_S, blocking("heartbeat", self._heartbeat))
+        jobs.every("leader", LEADER_RETRY_S, self._poll_leader)
+        jobs.every("rollups", ROLLUP_EVERY_S, blocking("rollups", lambda: rollup_recent(engine)), leader_only=True)
+        jobs.every("retention", RETENTION_EVERY_S, blocking("retention", housekeep), leader_only=True)
         for name, (interval_s, job) in self.options.leader_jobs.items():
-            if self._due(name, interval_s, now):
-                await self._run_blocking(name, lambda job=job: job(engine, self.config))
+            jobs.every(name, interval_s, blocking(name, lambda job=job: job(engine, self.config)), leader_only=True)
+        return jobs
 
-    def _due(self, name: str, interval_s: float, now: float) -> bool:
-        last = self._last_runs.get(name)
-        if last is not None and now - last < interval_s:
-            return False
-        self._last_runs[name] = now
-        return True
+    async def _update_gauges(self) -> None:
+        stats = self.writer.stats()
+        self.metrics.queue_depth.set(stats.queue_depth)
+        self.metrics.spool_bytes.set(stats.spool_bytes)
+        self.metrics.written.set(stats.written_total)
+        self.metrics.dropped.set(stats.dropped_total)
+        self.metrics.in_flight.set(self.scheduler.inflight)
+        self._background_tasks = len(asyncio.all_tasks()) - self.scheduler.inflight
+
+    async def _poll_leader(self) -> None:
+        was_leader = self.leader.is_leader
+        leader = await asyncio.to_thread(self.leader.poll)
+        self.metrics.leader.set(1 if leader else 0)
+        if leader and not was_leader:
+            self.periodic.became_leader()
 
     async def _run_blocking(self, name: str, fn: Callable[[], object]) -> None:
         try:
             await asyncio.to_thread(fn)
         except Exception as exc:  # a database outage must not stop the service
-            # One line: SQLAlchemy's text adds a "(Background on this error …)" line.
-            text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
-            log.warning("%s failed: %s: %s", name, type(exc).__name__, text[0] if text else "")
+            log.warning("%s failed: %s: %s", name, type(exc).__name__, db_error_line(exc))
 
     def _sync_targets(self, targets) -> None:
         """Record the configured targets (and their protocol) for the dashboard."""

@@ -226,7 +226,8 @@ class AlertEngine:
             changes += step_rule(inp, muted, now, policy)
         for name, records in by_rule.items():  # rules no longer configured: resolve what they left open
             first = next(iter(records.values()))
-            inp = RuleInput(RuleView(name, first.severity, first.metric), records, {}, {})
+            view = RuleView(name, first.severity, first.metric, higher_is_worse=first.metric != "tps")
+            inp = RuleInput(view, records, {}, {})
             changes += step_rule(inp, muted, now, policy)
         return changes
 

@@ -15,13 +15,14 @@ from typing import NamedTuple
 
 from sqlalchemy import Connection, select
 
+from monitor.sample import CHANGE_METRICS, SAMPLE_METRICS
 from monitor.storage.models import SampleRow
 
 _S = SampleRow.__table__.c
 RECENT = timedelta(hours=1)  # cursors newer than this share the one range query
 CHUNK = 500  # target ids per IN (...) query
-METRIC_COLUMNS = ("ttft_ms", "ttft_answer_ms", "total_ms", "tps")
-LABEL_COLUMNS = ("served_by", "model_version", "system_fingerprint", "answer_fingerprint")  # kind: change
+METRIC_COLUMNS = SAMPLE_METRICS
+LABEL_COLUMNS = CHANGE_METRICS  # kind: change
 NOT_MEASURED = "cancelled"  # the service stopped mid-probe: not a measurement of the provider
 
 

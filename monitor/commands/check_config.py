@@ -16,6 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from monitor.config import load_config
 from monitor.config_schema import Config, ConfigError
+from monitor.probe.cost import project_monthly, report_lines
 from monitor.redact import MASK, redact
 from monitor.units import format_duration
 
@@ -66,6 +67,8 @@ def report(config: Config, config_path: str) -> str:
         "",
         summary(config),
         *notes(config),
+        "",
+        *report_lines(project_monthly(config), config.budget),
     ]
     return "\n".join(lines) + "\n"
 

@@ -21,6 +21,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
 
 
+def _exit_once(*_) -> None:
+    """The first SIGTERM/SIGINT exits; later ones (the rest of a group's signals) must not cut the stop short."""
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, signal.SIG_IGN)
+    raise SystemExit(0)
+
+
 def run(args: argparse.Namespace) -> int:
     from dashboard.settings import ENV_CONFIG, load_settings
     from monitor.storage.db import redact_url
@@ -33,9 +40,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"firsttoken: {settings.config_problem}", file=sys.stderr)
     url = settings.database_url
     port, host = getattr(args, "port", DEFAULT_PORT), getattr(args, "host", DEFAULT_HOST)
+    # SIGTERM (docker stop, kill) and SIGINT must run the `finally` below, or Streamlit
+    # outlives us; set explicitly, as a parent may have started us with SIGINT ignored.
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, _exit_once)
     process = start_dashboard(config if os.path.exists(config) else None, url, port, host)
-    # SIGTERM (docker stop, kill) must run the `finally` below, or Streamlit outlives us.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         if not wait_until_up(port, 60.0, host):
             code = process.poll()

@@ -39,12 +39,22 @@ def parse_spool_size(value: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from monitor.agent.official import POLL_EVERY_S, poll_status_pages
     from monitor.alerts.engine import alert_jobs_for
     from monitor.storage import check_schema, make_engine
 
     host, port = parse_listen(args.listen)
     spool_max_bytes = parse_spool_size(args.spool_max_bytes)
     config = load_config(args.config)
+    if config.budget is not None:
+        from monitor.probe.cost import budget_verdict, project_monthly
+
+        verdict = budget_verdict(project_monthly(config), config.budget)
+        if verdict and config.budget.action == "refuse":
+            print(f"firsttoken run: {verdict}; not starting (budget.action refuse)", file=sys.stderr)
+            return 2
+        if verdict:
+            print(f"firsttoken run: warning: {verdict}", file=sys.stderr)
     engine = make_engine(config.database_url)
     try:
         problem = check_schema(engine)
@@ -55,4 +65,5 @@ def run(args: argparse.Namespace) -> int:
         return 1
     options = ServiceOptions(args.config, host, port, spool_dir=args.spool_dir, spool_max_bytes=spool_max_bytes)
     options.leader_jobs.update(alert_jobs_for(config.alerting))
+    options.leader_jobs["status-pages"] = (POLL_EVERY_S, poll_status_pages)  # providers' official incidents
     return run_async(Service(options, config).run())

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TextIO
 
 from monitor.errors import UsageError
-from monitor.sample import Sample, write_csv, write_json
+from monitor.sample import Sample, outcome_label, write_csv, write_json
 from monitor.units import DURATION_HINT, parse_duration
 
 TABLE_COLUMNS = (
@@ -85,7 +85,7 @@ def write_table(samples: Sequence[Sample], out: TextIO) -> None:
             s.started_at.astimezone(UTC).isoformat(timespec="milliseconds"),
             s.agent,
             s.target,
-            "ok" if s.ok else str(s.error_kind),
+            outcome_label(s),
             _num(s.ttft_ms),
             _num(s.ttft_answer_ms),
             _num(s.total_ms),

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from monitor.demo.cast import MODELS, PROVIDER_OF_MODEL
 from monitor.simulator.behaviour import ModelBehaviour
 from monitor.simulator.catalogue import Catalogue
+from monitor.units import HOUR_S, MINUTE_S
 
-MINUTE_S, HOUR_S, DAY_S = 60.0, 3600.0, 86400.0
 DIURNAL_AMPLITUDE = 0.1  # ±10 % over the day: busier in the US afternoon
 DIURNAL_PEAK_UTC_H = 18.0
 

@@ -102,6 +102,8 @@ async def run_demo(options: DemoOptions, pool: WorkerPool | None = None) -> int:
                 str(config_path), config.database_url, options.port, options.host, log_path
             )
         await fill_history(options, config, str(config_path), incidents, epoch_s, stop, pool)
+        if pool is not None:
+            pool.close()  # idle processes have no business in the live phase
         if not options.live:
             return 0
         return await run_live(options, config, str(config_path), dashboard, stop)

@@ -7,6 +7,7 @@ clock, so recorded streams replay to exactly the numbers a live probe gets.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -20,15 +21,43 @@ from monitor.protocols.base import (
     StreamFailure,
     TokenDelta,
     TokenKind,
+    ToolCallDelta,
     UsageReport,
 )
-from monitor.sample import ErrorKind, TokensSource
+from monitor.sample import SAMPLE_FIELDS, ErrorKind, TokensSource
 
 NS_PER_MS = 1_000_000
 # The estimate encodes only this much text and scales by the full length (monitor.probe.tokens),
 # so keeping more would only cost memory; a runaway stream cannot grow it.
 MAX_TEXT_CHARS = ENCODE_CHARS
 MAX_GAPS = 100_000
+# The answer kept for `expect:` checks and the answer fingerprint. A probe's answer is a few
+# hundred characters; past this a check sees a prefix (max_chars still counts every character),
+# so a runaway stream cannot grow memory. Tool calls are bounded the same way, in all.
+MAX_ANSWER_CHARS = 64_000
+MAX_TOOL_CALLS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One assembled tool call: the function's name and its arguments as streamed (JSON text)."""
+
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What the model said, for the checks: visible text (kept up to MAX_ANSWER_CHARS of
+    `chars`) and its tool calls in index order."""
+
+    text: str
+    chars: int
+    tool_calls: tuple[ToolCall, ...]
+
+    @property
+    def complete(self) -> bool:
+        return len(self.text) == self.chars
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +83,13 @@ class StreamMetrics:
     finished: bool
     failure: StreamFailure | None
 
+    def sample_fields(self) -> dict[str, Any]:
+        """The fields a Sample shares with these metrics: one conversion, so a new metric cannot be forgotten."""
+        return {name: getattr(self, name) for name in _SHARED_WITH_SAMPLE}
+
+
+_SHARED_WITH_SAMPLE = tuple(f.name for f in dataclasses.fields(StreamMetrics) if f.name in SAMPLE_FIELDS)
+
 
 class StreamMeasurement:
     """Accumulates events of one stream; `metrics()` summarises them."""
@@ -69,6 +105,10 @@ class StreamMeasurement:
         self._gaps_ns: list[int] = []
         self._text: list[str] = []
         self._text_chars = 0
+        self._answer: list[str] = []
+        self._answer_chars = 0
+        self._tools: dict[int, list[str]] = {}  # call index -> [name, arguments fragments...]
+        self._tool_chars = 0
         self._usage = UsageReport()
         self._model_version: str | None = None
         self._server_timing: dict[str, Any] = {}
@@ -114,9 +154,32 @@ class StreamMeasurement:
             self.first_answer_ns = t_ns
         self.last_token_ns = t_ns
         self.chunks += 1
+        text = token.text
         if self._text_chars < MAX_TEXT_CHARS:  # cut a single huge delta too: memory stays bounded
-            self._text.append(token.text[: MAX_TEXT_CHARS - self._text_chars])
-        self._text_chars += len(token.text)
+            self._text.append(text[: MAX_TEXT_CHARS - self._text_chars])
+        self._text_chars += len(text)
+        if token.kind is TokenKind.ANSWER:
+            if self._answer_chars < MAX_ANSWER_CHARS:
+                self._answer.append(text[: MAX_ANSWER_CHARS - self._answer_chars])
+            self._answer_chars += len(text)
+        elif type(token) is ToolCallDelta:
+            self._on_tool(token)
+
+    def _on_tool(self, token: ToolCallDelta) -> None:
+        parts = self._tools.get(token.index)
+        if parts is None:
+            if len(self._tools) >= MAX_TOOL_CALLS:
+                return
+            parts = self._tools[token.index] = [""]
+        if token.name and not parts[0]:
+            parts[0] = token.name
+        if token.arguments and self._tool_chars < MAX_ANSWER_CHARS:
+            parts.append(token.arguments[: MAX_ANSWER_CHARS - self._tool_chars])
+            self._tool_chars += len(token.arguments)
+
+    def answer(self) -> Answer:
+        calls = tuple(ToolCall(p[0], "".join(p[1:])) for _, p in sorted(self._tools.items()))
+        return Answer("".join(self._answer), self._answer_chars, calls)
 
     def metrics(self, end_ns: int | None = None) -> StreamMetrics:
         usage = self._usage

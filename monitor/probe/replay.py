@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from monitor.probe.measure import StreamMetrics
+from monitor.probe.measure import Answer, StreamMetrics
 from monitor.probe.session import StreamSession
 from monitor.protocols.base import WireProtocol
 from monitor.protocols.route import RouteTruth
@@ -23,6 +23,7 @@ class ReplayResult:
     error_kind: ErrorKind | None
     error_message: str | None
     route: RouteTruth
+    answer: Answer | None = None  # the assembled answer text and tool calls, for `expect` checks
 
     @property
     def ok(self) -> bool:
@@ -46,6 +47,7 @@ def replay(
     else:
         session.close(t_ns)
     kind, message = session.outcome()
-    metrics = session.measurement.metrics(end_ns=t_ns)
+    measurement = session.measurement
+    metrics = measurement.metrics(end_ns=t_ns)
     route = protocol.route_truth(headers, metrics.served_by, metrics.system_fingerprint, pinned_route)
-    return ReplayResult(metrics, kind, message, route)
+    return ReplayResult(metrics, kind, message, route, measurement.answer())

@@ -14,17 +14,23 @@ import asyncio
 import contextlib
 import secrets as _random
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 import httpx
 
+from monitor.probe.checks import evaluate
 from monitor.probe.clock import SYSTEM_CLOCK, Clock
+from monitor.probe.fingerprint import answer_fingerprint
 from monitor.probe.session import StreamSession
+from monitor.probe.synthetic import synthetic_messages
 from monitor.probe.transport.trace import CURRENT_TRACE, ConnectionTrace
 from monitor.protocols.base import (
     HttpRequest,
+    JsonSchemaFormat,
     Message,
     ProbeRequest,
+    ReasoningSetting,
     WireProtocol,
     classify_http_status,
     get_protocol,
@@ -48,8 +54,11 @@ def probe_request(target, nonce: str | None = None) -> ProbeRequest:
     """The protocol-neutral request for a config Target."""
     prompt = target.prompt_spec
     messages = tuple(prompt.messages)
+    if prompt.synthetic is not None:
+        messages = synthetic_messages(messages, prompt.synthetic.tokens, prompt.synthetic.seed)
     if target.cache_bust:
         messages = with_nonce(messages, nonce or _random.token_hex(4))
+    fmt, reasoning = prompt.response_format, target.reasoning
     return ProbeRequest(
         base_url=target.base_url,
         model=target.model,
@@ -60,7 +69,26 @@ def probe_request(target, nonce: str | None = None) -> ProbeRequest:
         headers=dict(target.headers),
         params=dict(target.params),
         options=dict(target.options),
+        temperature=prompt.temperature,
+        tools=tuple(prompt.tools),
+        tool_choice=prompt.tool_choice,
+        response_format=None if fmt is None else JsonSchemaFormat(fmt.json_schema, fmt.name, fmt.strict),
+        reasoning=None if reasoning is None else ReasoningSetting(reasoning.effort, reasoning.budget_tokens),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerRules:
+    """What happens to an answer after a clean stream: checks, fingerprint, cost."""
+
+    expect: Any = None  # config Expect
+    fingerprint: bool = False  # temperature-0 prompts (monitor.probe.fingerprint says why)
+    price: Any = None  # config Price: cost_usd
+
+    @classmethod
+    def for_target(cls, target, price=None) -> AnswerRules:
+        prompt = target.prompt_spec
+        return cls(prompt.expect, prompt.temperature == 0, price)
 
 
 async def probe_target(
@@ -71,8 +99,9 @@ async def probe_target(
     secrets: Iterable[str] = (),
     sched_lag_ms: float | None = None,
     clock: Clock = SYSTEM_CLOCK,
+    price=None,
 ) -> Sample:
-    """Probe one config Target (see monitor.config.Target)."""
+    """Probe one config Target (see monitor.config.Target); `price` (a config Price) gives cost_usd."""
     secret_values = (*secrets, *((target.api_key,) if target.api_key else ()))
     base = Sample(
         target=target.id,
@@ -105,6 +134,7 @@ async def probe_target(
         secrets=secret_values,
         clock=clock,
         pinned_route=protocol.pinned_route(target.params),
+        rules=AnswerRules.for_target(target, price),
     )
 
 
@@ -119,6 +149,7 @@ async def measure_request(
     secrets: Iterable[str] = (),
     clock: Clock = SYSTEM_CLOCK,
     pinned_route: str | None = None,
+    rules: AnswerRules | None = None,
 ) -> Sample:
     """Send a built request and measure the response into `base`'s fields.
 
@@ -188,7 +219,27 @@ async def measure_request(
         CURRENT_TRACE.reset(trace_token)
         if response is not None:
             await _close_quietly(response)
-    return _assemble(base, protocol, response, trace, t0_ns, headers_ns, end_ns, session, error, secrets, pinned_route)
+    sample = _assemble(
+        base, protocol, response, trace, t0_ns, headers_ns, end_ns, session, error, secrets, pinned_route
+    )
+    return sample if rules is None or session is None else _judge(sample, session, rules, secrets)
+
+
+def _judge(sample: Sample, session: StreamSession, rules: AnswerRules, secrets: Iterable[str]) -> Sample:
+    """Checks, fingerprint and cost, after the timed part is over (nothing here delays a read)."""
+    fields: dict = {}
+    if rules.price is not None and (sample.input_tokens is not None or sample.output_tokens):
+        fields["cost_usd"] = rules.price.cost_usd(sample.input_tokens, sample.output_tokens, sample.cached_input_tokens)
+    if sample.ok and (rules.expect is not None or rules.fingerprint):
+        answer = session.measurement.answer()
+        if rules.fingerprint:
+            fields["answer_fingerprint"] = answer_fingerprint(answer)
+        failure = evaluate(rules.expect, answer, sample.output_tokens, sample.reasoning_tokens)
+        if failure is not None:
+            # Timings stay in the sample; ok=false keeps them out of percentiles, as for every failure.
+            failed = _failed(sample, ErrorKind.ASSERTION, f"{failure.check}: {failure.reason}", secrets)
+            return replace(failed, failed_check=failure.check, **fields)
+    return replace(sample, **fields) if fields else sample
 
 
 def _assemble(
@@ -202,11 +253,14 @@ def _assemble(
         "ttfb_ms": None if headers_ns is None else (headers_ns - t0_ns) / 1e6,
     }
     metrics = session.measurement.metrics(end_ns=end_ns) if session is not None else None
+    if metrics is not None:
+        fields.update(metrics.sample_fields())
     if response is not None:
         fields["http_status"] = response.status_code
         fields["request_id"] = protocol.request_id(response.headers)
         # Route truth: headers parsed here, once per response (an error response
-        # too: a 429's remaining quota is the point), joined with the stream's naming.
+        # too: a 429's remaining quota is the point), joined with the stream's naming,
+        # and replacing the stream's own served_by / fingerprint in the sample.
         route = protocol.route_truth(
             response.headers,
             metrics.served_by if metrics else None,
@@ -221,22 +275,6 @@ def _assemble(
             ratelimit_remaining_tokens=route.ratelimit_remaining_tokens,
         )
     if metrics is not None:
-        fields.update(
-            ttft_ms=metrics.ttft_ms,
-            ttft_answer_ms=metrics.ttft_answer_ms,
-            total_ms=metrics.total_ms,
-            output_tokens=metrics.output_tokens,
-            tokens_source=metrics.tokens_source,
-            input_tokens=metrics.input_tokens,
-            reasoning_tokens=metrics.reasoning_tokens,
-            cached_input_tokens=metrics.cached_input_tokens,
-            tps=metrics.tps,
-            chunks=metrics.chunks,
-            itl_p50_ms=metrics.itl_p50_ms,
-            itl_max_ms=metrics.itl_max_ms,
-            model_version=metrics.model_version,
-            server_timing=metrics.server_timing,
-        )
         if error is None:
             error = session.outcome()
             if error[0] is None:

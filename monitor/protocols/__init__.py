@@ -1,12 +1,12 @@
-"""Wire protocols. Importing this package imports every module in it, so each protocol
-module registers itself (`@register`): adding a protocol is adding one module."""
+"""Wire protocols: one module each, registered by `@register` when imported.
 
-import importlib
-import pkgutil
+Importing this package imports every module in it (`base.discover`), so adding a
+protocol is adding one module here (and its simulator encoder in
+`monitor/simulator/wire/`); no table elsewhere names it.
+"""
 
-from monitor.protocols.base import get_protocol, protocol_names
+from monitor.protocols.base import discover, get_protocol, protocol_names
 
-for _info in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_info.name}")
+discover()
 
-__all__ = ["get_protocol", "protocol_names"]
+__all__ = ["discover", "get_protocol", "protocol_names"]

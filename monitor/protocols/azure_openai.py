@@ -24,6 +24,7 @@ DEFAULT_API_VERSION = "2024-10-21"
 @register
 class AzureOpenAI(WireProtocol):
     name = "azure-openai"
+    genai_provider = "azure.ai.openai"  # OpenTelemetry gen_ai.provider.name
     request_id_headers = ("apim-request-id", "x-request-id", "x-ms-request-id")
 
     def build_request(self, req: ProbeRequest) -> HttpRequest:

@@ -10,7 +10,9 @@ the protocol; it asks the protocol object instead.
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -34,6 +36,26 @@ class TokenDelta:
 
     kind: TokenKind
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta(TokenDelta):
+    """A piece of a tool call: still a TOOL token for the timings (`text` is name + arguments),
+    and, per call `index`, the name (once) and an arguments fragment for `expect.tool`."""
+
+    index: int = 0
+    name: str = ""
+    arguments: str = ""
+
+
+def tool_delta(index: int, name: Any, arguments: Any) -> ToolCallDelta | None:
+    """A ToolCallDelta, or None when it carries nothing (not a token)."""
+    name = name if isinstance(name, str) else ""
+    if isinstance(arguments, Mapping | list):  # whole-call protocols hand parsed arguments
+        arguments = json.dumps(arguments, ensure_ascii=False) if arguments else ""
+    arguments = arguments if isinstance(arguments, str) else ""
+    text = name + arguments
+    return ToolCallDelta(TokenKind.TOOL, text, index, name, arguments) if text else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +114,56 @@ class Message:
 
 
 @dataclass(frozen=True, slots=True)
+class JsonSchemaFormat:
+    """Structured output: the answer must be JSON matching `schema`."""
+
+    schema: Mapping[str, Any] = field(hash=False)
+    name: str = "answer"
+    strict: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningSetting:
+    """An effort level (low|medium|high) or a thinking budget in tokens; exactly one is set."""
+
+    effort: str | None = None
+    budget_tokens: int | None = None
+
+
+# Where an API takes only a token budget, an effort maps to these (and back, by nearest).
+# Anthropic's minimum budget is 1,024; the values follow Gemini's and OpenRouter's own mapping
+# of effort to a share of a ~16k thinking allowance.
+EFFORT_BUDGET_TOKENS = {"low": 1024, "medium": 8192, "high": 24576}
+
+
+def reasoning_budget(setting: ReasoningSetting) -> int:
+    if setting.budget_tokens is not None:
+        return setting.budget_tokens
+    return EFFORT_BUDGET_TOKENS.get(setting.effort or "medium", EFFORT_BUDGET_TOKENS["medium"])
+
+
+def reasoning_effort(setting: ReasoningSetting) -> str:
+    if setting.effort is not None:
+        return setting.effort
+    budget = setting.budget_tokens or 0
+    return min(EFFORT_BUDGET_TOKENS, key=lambda e: abs(EFFORT_BUDGET_TOKENS[e] - budget))
+
+
+def tool_functions(tools: tuple[Mapping[str, Any], ...]) -> list[Mapping[str, Any]]:
+    """The `function` objects of OpenAI-style tool definitions (name, description?, parameters?)."""
+    return [t["function"] for t in tools if isinstance(t.get("function"), Mapping)]
+
+
+def tool_parameters(fn: Mapping[str, Any]) -> Mapping[str, Any]:
+    return fn.get("parameters") or {"type": "object", "properties": {}}
+
+
+def forced_tool(tool_choice: str | Mapping[str, Any] | None) -> str | None:
+    """The function a `{name: fn}` tool_choice forces, else None."""
+    return str(tool_choice["name"]) if isinstance(tool_choice, Mapping) and tool_choice.get("name") else None
+
+
+@dataclass(frozen=True, slots=True)
 class ProbeRequest:
     """Everything a protocol needs to build one request. Holds the secret."""
 
@@ -106,6 +178,11 @@ class ProbeRequest:
     # Protocol-specific settings from the provider config (azure api_version,
     # gemini auth style, AWS profile ...). Validated by the protocol.
     options: Mapping[str, Any] = field(default_factory=dict)
+    temperature: float | None = None
+    tools: tuple[Mapping[str, Any], ...] = ()  # OpenAI-style {type: function, function: {...}}
+    tool_choice: str | Mapping[str, Any] | None = None  # auto | none | required | {"name": fn}
+    response_format: JsonSchemaFormat | None = None
+    reasoning: ReasoningSetting | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +225,10 @@ class StreamParser(ABC):
 
 class WireProtocol(ABC):
     name: ClassVar[str]
+    # OpenTelemetry GenAI semantic conventions: `gen_ai.provider.name` (their well-known values where
+    # one applies) and `gen_ai.operation.name`. The one place a protocol maps onto them (monitor.agent.otel).
+    genai_provider: ClassVar[str] = "_OTHER"
+    genai_operation: ClassVar[str] = "chat"
     # Media types a successful streamed answer may carry; anything else
     # (an HTML error page behind a 200, say) is a `protocol` error.
     content_types: ClassVar[tuple[str, ...]] = ("text/event-stream",)
@@ -158,6 +239,10 @@ class WireProtocol(ABC):
 
     @abstractmethod
     def new_parser(self) -> StreamParser: ...
+
+    # Can the API constrain the answer to a JSON Schema? A prompt with `response_format`
+    # on a provider whose protocol cannot is a config error (monitor.config: targets).
+    supports_response_format: ClassVar[bool] = True
 
     def config_errors(self, options: Mapping[str, Any], has_api_key: bool) -> list[str]:
         """Problems with a provider's settings, as `field: message` strings."""
@@ -260,9 +345,22 @@ def register(cls: type[WireProtocol]) -> type[WireProtocol]:
     return cls
 
 
-def get_protocol(name: str) -> WireProtocol:
-    import monitor.protocols  # noqa: F401  (populates the registry)
+def discover() -> None:
+    """Import every module of `monitor.protocols` (each registers itself with `@register`).
 
+    Cheap when nothing is new (a directory listing; imported modules are cached), so an
+    unknown name triggers one more look before it is an error: a module dropped into the
+    package, or a folder added to its `__path__`, is found on first use.
+    """
+    import monitor.protocols as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{info.name}")
+
+
+def get_protocol(name: str) -> WireProtocol:
+    if name not in _REGISTRY:
+        discover()
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -270,6 +368,5 @@ def get_protocol(name: str) -> WireProtocol:
 
 
 def protocol_names() -> list[str]:
-    import monitor.protocols  # noqa: F401
-
+    discover()
     return sorted(_REGISTRY)

@@ -27,9 +27,12 @@ from monitor.protocols.base import (
     TokenKind,
     UsageReport,
     WireProtocol,
+    forced_tool,
     join_url,
     json_body,
+    reasoning_effort,
     register,
+    tool_delta,
 )
 from monitor.protocols.route import openrouter_pin
 from monitor.protocols.sse import SSEStreamParser, as_int, loads_json
@@ -47,6 +50,22 @@ def chat_body(req: ProbeRequest, max_tokens_field: str, include_usage: bool) -> 
     }
     if include_usage:
         body["stream_options"] = {"include_usage": True}
+    if req.temperature is not None:
+        body["temperature"] = req.temperature
+    if req.tools:
+        body["tools"] = [dict(t) for t in req.tools]
+    if req.tool_choice is not None:
+        name = forced_tool(req.tool_choice)
+        body["tool_choice"] = {"type": "function", "function": {"name": name}} if name else req.tool_choice
+    if req.response_format is not None:
+        fmt = req.response_format
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": fmt.name, "schema": fmt.schema, "strict": fmt.strict},
+        }
+    if req.reasoning is not None:
+        # Chat Completions takes only an effort; a budget maps to the nearest (base.EFFORT_BUDGET_TOKENS).
+        body["reasoning_effort"] = reasoning_effort(req.reasoning)
     return body
 
 
@@ -60,6 +79,7 @@ def _default_max_tokens_field(base_url: str) -> str:
 @register
 class OpenAIChat(WireProtocol):
     name = "openai-chat"
+    genai_provider = "openai"  # OpenTelemetry gen_ai.provider.name
 
     def build_request(self, req: ProbeRequest) -> HttpRequest:
         field = req.options.get("max_tokens_field") or _default_max_tokens_field(req.base_url)
@@ -161,12 +181,13 @@ class ChatCompletionsParser(SSEStreamParser):
                 if isinstance(text, str) and text:
                     out.append(TokenDelta(TokenKind.REASONING, text))
             self._on_content(delta.get("content"), out)
-            for call in delta.get("tool_calls") or ():
+            for position, call in enumerate(delta.get("tool_calls") or ()):
                 fn = call.get("function") if isinstance(call, dict) else None
                 if isinstance(fn, dict):
-                    text = (fn.get("name") or "") + (fn.get("arguments") or "")
-                    if text:
-                        out.append(TokenDelta(TokenKind.TOOL, text))
+                    index = as_int(call.get("index"))
+                    token = tool_delta(position if index is None else index, fn.get("name"), fn.get("arguments"))
+                    if token is not None:
+                        out.append(token)
         elif isinstance(choice.get("text"), str):  # legacy completion-style chunk
             self._on_content(choice["text"], out)
         if choice.get("finish_reason"):

@@ -119,3 +119,21 @@ def test_a_thousand_targets_scrape_quickly():
     assert body.count(b"firsttoken_ttft_seconds_bucket{") == 1000 * (len(TTFT_BUCKETS_S) + 1)
     assert elapsed < 0.8, elapsed
     assert len(LABELS) == 5
+
+
+def test_probe_cost_is_a_counter_per_provider_and_model():
+    metrics = ProbeMetrics()
+    now = datetime.now(UTC)
+
+    def sample(ok: bool, cost: float | None, error_kind: str | None = None) -> Sample:
+        return Sample(
+            target="p/m@r:q", provider="p", model="m", region="r", prompt="q", started_at=now, ok=ok,
+            error_kind=error_kind, cost_usd=cost, agent="a",
+        )  # fmt: skip
+
+    metrics.observe(sample(True, 0.0125))
+    metrics.observe(sample(False, 0.0025, "assertion"))  # a failed check still paid for its tokens
+    metrics.observe(sample(False, None, "server_error"))
+    text = metrics.exposition().decode()
+    assert 'firsttoken_probe_cost_usd_total{model="m",provider="p"} 0.015' in text
+    assert 'error_kind="assertion"' in text  # counted among the failures, by kind

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from monitor.sample import ALERT_METRICS as METRICS
+from monitor.sample import CHANGE_METRICS, LATENCY_METRICS
+from monitor.units import DAY_S, HOUR_S
+
 OK, PENDING, FIRING = "ok", "pending", "firing"
-LATENCY_METRICS = ("ttft_ms", "ttft_answer_ms", "total_ms")
-METRICS = (*LATENCY_METRICS, "tps", "error_rate")
-CHANGE_METRICS = ("served_by", "model_version", "system_fingerprint", "answer_fingerprint")
-HOUR_S = 3600.0
-DAY_S = 86400.0
+__all__ = ["CHANGE_METRICS", "DAY_S", "HOUR_S", "LATENCY_METRICS", "METRICS"]  # re-exported for the detectors
 
 
 @dataclass(frozen=True, slots=True)

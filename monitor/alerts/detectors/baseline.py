@@ -30,6 +30,11 @@ SCALE_MEMORY = 400
 SCALE_FLOOR = 0.02  # 2%: below this, differences are timer resolution, not noise
 IQR_WEIGHT = 0.8  # the window IQR overrides the running scale only when clearly larger
 PROFILE_CLIP = 3.0  # a spike reaches the daily profile as at most 3 sds
+# Neighbouring probes are alike (a provider's load moves slower than the sampling): the residuals'
+# lag-1 autocorrelation phi makes a CUSUM's sum (1+phi)/(1-phi) times as variable as it assumes, so
+# noise alone reaches the thresholds far more often. Estimated on clipped residuals entering the
+# baseline; capped. The regression detector discounts each sample's evidence by it.
+MAX_PHI = 0.5
 _SCALE_FACTOR = clipped_abs_mean_factor(SCALE_CLIP)
 
 
@@ -45,6 +50,7 @@ class Baseline:
         self.scale_mean, self.scale_n = 0.0, 0
         self.last_scale = 0.0
         self.long_level, self.long_ts = 0.0, None
+        self.ac_cross, self.ac_square, self.prev_resid = 0.0, 0.0, None  # running lag-1 moments
 
     # ------------------------------------------------------------ samples
     def push(self, ts: float, x: float, judging: bool) -> None:
@@ -71,6 +77,12 @@ class Baseline:
             resid = x - offset - level
             self.scale_n += 1
             self.scale_mean += (min(abs(resid), SCALE_CLIP * scale) - self.scale_mean) / min(self.scale_n, SCALE_MEMORY)
+            bounded = max(-SCALE_CLIP * scale, min(SCALE_CLIP * scale, resid))
+            if self.prev_resid is not None:
+                memory = min(self.scale_n, SCALE_MEMORY)
+                self.ac_cross += (bounded * self.prev_resid - self.ac_cross) / memory
+                self.ac_square += (bounded * bounded - self.ac_square) / memory
+            self.prev_resid = bounded
             clipped = offset + level + max(-PROFILE_CLIP * scale, min(PROFILE_CLIP * scale, resid))
             old_coef = self.profile.coef
             if self.profile.add(ts, clipped):
@@ -122,6 +134,12 @@ class Baseline:
         self.last_scale = max(scale, SCALE_FLOOR)
         return self.last_scale
 
+    def autocorrelation(self) -> float:
+        """The residuals' lag-1 autocorrelation, in [0, MAX_PHI] (0 until it is known)."""
+        if self.scale_n < MIN_EVALUATE or self.ac_square <= 0.0:
+            return 0.0
+        return min(MAX_PHI, max(0.0, self.ac_cross / self.ac_square))
+
     def recent_median(self, since_ts: float | None) -> float:
         """Median of the recent samples since `since_ts` (the newest few when None)."""
         if since_ts is None:
@@ -164,6 +182,7 @@ class Baseline:
             "profile": self.profile.to_state(),
             "scale": [self.scale_mean, self.scale_n, self.last_scale],
             "long": [self.long_level, self.long_ts],
+            "autocorrelation": [self.ac_cross, self.ac_square, self.prev_resid],
         }
 
     def load(self, state: dict[str, Any]) -> None:
@@ -176,3 +195,7 @@ class Baseline:
         self.scale_mean, self.scale_n, self.last_scale = float(scale_mean), int(scale_n), float(last_scale)
         long_level, long_ts = state.get("long", [0.0, None])
         self.long_level, self.long_ts = float(long_level), None if long_ts is None else float(long_ts)
+        # Absent in checkpoints written before it existed: then learned afresh, from no correlation.
+        cross, square, prev = state.get("autocorrelation", [0.0, 0.0, None])
+        self.ac_cross, self.ac_square = float(cross), float(square)
+        self.prev_resid = None if prev is None else float(prev)

@@ -23,6 +23,7 @@ REGISTRY = {
     "pagerduty": "monitor.alerts.notifiers.pagerduty",
     "apprise": "monitor.alerts.notifiers.apprise",
     "log": "monitor.alerts.notifiers.log",
+    "alertmanager": "monitor.alerts.notifiers.alertmanager",
 }
 
 

@@ -11,8 +11,13 @@ import pkgutil
 
 from monitor.simulator.wire.base import Call, Outcome, StreamInfo, WireEncoder
 
+# Filled (in place, so importers' references stay live) by `discover()`.
+ENCODERS: list[type[WireEncoder]] = []
+BY_PROTOCOL: dict[str, type[WireEncoder]] = {}
 
-def _discover() -> tuple[type[WireEncoder], ...]:
+
+def discover() -> None:
+    """Import every module of this package; each `WireEncoder` subclass naming a `protocol` serves it."""
     for info in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{info.name}")
     found: list[type[WireEncoder]] = []
@@ -22,11 +27,12 @@ def _discover() -> tuple[type[WireEncoder], ...]:
         pending.extend(cls.__subclasses__())
         if "protocol" in vars(cls):
             found.append(cls)
-    return tuple(sorted(found, key=lambda cls: cls.protocol))
+    ENCODERS[:] = sorted(found, key=lambda cls: cls.protocol)
+    BY_PROTOCOL.clear()
+    BY_PROTOCOL.update((cls.protocol, cls) for cls in ENCODERS)
 
 
-ENCODERS: tuple[type[WireEncoder], ...] = _discover()
-BY_PROTOCOL = {cls.protocol: cls for cls in ENCODERS}
+discover()
 
 
 def find_route(method: str, path: str) -> tuple[type[WireEncoder], dict[str, str]] | None:
@@ -43,4 +49,14 @@ def base_path(protocol: str) -> str:
     return BY_PROTOCOL[protocol].base_path
 
 
-__all__ = ["BY_PROTOCOL", "ENCODERS", "Call", "Outcome", "StreamInfo", "WireEncoder", "base_path", "find_route"]
+__all__ = [
+    "BY_PROTOCOL",
+    "ENCODERS",
+    "Call",
+    "Outcome",
+    "StreamInfo",
+    "WireEncoder",
+    "base_path",
+    "discover",
+    "find_route",
+]

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from monitor.simulator.answers import Scripted
 from monitor.simulator.request import HttpError, Request
 
 # A private-use character marks where a broken byte sequence goes (invalid_utf8)
@@ -84,6 +85,8 @@ class Call:
     prompt_chars: int = 0
     region: str | None = None  # a region the route itself names (Vertex `locations/{l}`)
     options: Mapping[str, Any] = field(default_factory=dict)
+    prompt_text: str = ""  # the prompt's strings, counted in o200k tokens for `prompt_tokens`
+    answer: Scripted | None = None  # a tool call or a JSON document the request asked for
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +156,26 @@ def route_options(behaviour: Any) -> dict[str, Any]:
     if behaviour.fingerprint:
         options["fingerprint"] = behaviour.fingerprint
     return options
+
+
+def prompt_text(*objs: Any, skip: frozenset[str] = frozenset({"model", "role", "type", "stream"})) -> str:
+    """Every string of the prompt parts of a request body, joined: what usage counts as input."""
+    out: list[str] = []
+
+    def walk(obj: Any) -> None:
+        if isinstance(obj, str):
+            out.append(obj)
+        elif isinstance(obj, dict):
+            for k, v in obj.items():
+                if k not in skip:
+                    walk(v)
+        elif isinstance(obj, list):
+            for v in obj:
+                walk(v)
+
+    for obj in objs:
+        walk(obj)
+    return "\n".join(out)
 
 
 def body_object(req: Request) -> dict[str, Any]:
@@ -252,6 +275,13 @@ class WireEncoder(ABC):
     @abstractmethod
     def delta(self, reasoning: bool, text: str, tokens: int = 1) -> bytes:
         """One chunk carrying `tokens` tokens as `text` (with any block transition it implies)."""
+
+    # Gemini and Ollama send a tool call whole, in one part; the others stream its arguments.
+    whole_tool_calls: ClassVar[bool] = False
+
+    def tool_delta(self, name: str, arguments: str, first: bool) -> bytes:
+        """One chunk of a tool call's arguments; `first` opens the call (and names it)."""
+        raise NotImplementedError(f"{self.protocol}: no tool calls in the simulator")
 
     @abstractmethod
     def close(self, outcome: Outcome) -> bytes:

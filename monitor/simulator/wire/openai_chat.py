@@ -12,6 +12,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from monitor.simulator.answers import choice_of, openai_tools, scripted
 from monitor.simulator.request import HttpError, Request
 from monitor.simulator.wire.base import (
     Call,
@@ -25,6 +26,7 @@ from monitor.simulator.wire.base import (
     hole,
     optional_int,
     prompt_chars,
+    prompt_text,
 )
 
 _OPENAI_TYPES = {
@@ -51,10 +53,19 @@ def read_chat_call(req: Request, body: dict[str, Any], model: str, api_key: str 
         include_usage=include_usage,
         api_key=api_key,
         prompt_chars=prompt_chars(body.get("messages")),
+        prompt_text=prompt_text(body.get("messages")),
+        answer=_answer(body),
     )
 
 
 DEFAULT_FINGERPRINT = "fp_simulator"
+
+
+def _answer(body: dict[str, Any]):
+    mode, forced = choice_of(body.get("tool_choice"))
+    fmt = body.get("response_format")
+    schema = (fmt.get("json_schema") or {}).get("schema") if isinstance(fmt, dict) else None
+    return scripted(openai_tools(body.get("tools")), mode, schema, forced)
 
 
 def _chunk(
@@ -149,6 +160,13 @@ class OpenAIChatEncoder(SSEEncoder):
 
     def delta(self, reasoning: bool, text: str, tokens: int = 1) -> bytes:
         return self.sse(self._delta[reasoning].render(text=text))
+
+    def tool_delta(self, name: str, arguments: str, first: bool) -> bytes:
+        call: dict[str, Any] = {"index": 0, "function": {"arguments": arguments}}
+        if first:
+            call = {"index": 0, "id": "call_" + self._id[-12:], "type": "function", "function": {"name": name}}
+            call["function"]["arguments"] = arguments
+        return self.sse(dumps(self._chunk({"tool_calls": [call]}, filters=self._filter_results)))
 
     def close(self, outcome: Outcome) -> bytes:
         filters = {} if self._filter_results is not None else None

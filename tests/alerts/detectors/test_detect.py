@@ -314,6 +314,49 @@ def test_incompatible_state_starts_afresh():
     assert SeriesDetector.from_state(REGRESSION, None).state == OK
 
 
+def test_a_checkpoint_from_before_the_autocorrelation_estimate_loads_and_carries_on():
+    # State written by the previous release has no "autocorrelation" in its baseline: it loads with
+    # everything else kept, the estimate starts from no correlation, and the detector still alarms.
+    values = list(generate(12, 2500, 60.0, Noise(), (Shift(1700, 200, 2.0),)).values)
+    det = SeriesDetector(REGRESSION)
+    feed(det, values[:1500])
+    saved = json.loads(json.dumps(det.to_state()))
+    old = json.loads(json.dumps(saved))
+    del old["detector"]["baseline"]["autocorrelation"]
+    restored = SeriesDetector.from_state(REGRESSION, old)
+    base = restored._impl.base
+    assert base.to_state()["window"] == saved["detector"]["baseline"]["window"]
+    assert (base.ac_cross, base.ac_square, base.prev_resid) == (0.0, 0.0, None)
+    rest = [restored.observe(EPOCH_S + i * 60.0, v) for i, v in enumerate(values) if i >= 1500]
+    assert any(e.alarm_started for e in rest[200:215])  # the 2x shift at 1700 is caught as before
+
+
+def test_autocorrelated_noise_is_measured_and_discounted():
+    from monitor.alerts.detectors.synthetic_b import Conditions, generate_b
+
+    def phi_after(conditions):
+        det = SeriesDetector(REGRESSION)
+        for ts, v in generate_b(3, 3000, 300.0, conditions).points():
+            det.observe(ts, v)
+        return det._impl.base.autocorrelation()
+
+    plain = dict(t_dof=None, drift_sd=0.0, spike_rate=0.0, amplitude_range=(0.0, 0.0))
+    assert phi_after(Conditions(sigma=0.25, ar_phi=0.0, **plain)) < 0.08
+    assert 0.15 < phi_after(Conditions(sigma=0.25, ar_phi=0.3, **plain)) < 0.45
+
+
+def test_second_generator_is_seeded_and_labelled():
+    from monitor.alerts.detectors.synthetic_b import Conditions, generate_b, plan_changes
+
+    changes = plan_changes(5, 8640, 300.0)
+    assert changes and all(1.5 <= c.factor <= 3.0 and 12 <= c.length <= 288 for c in changes)
+    a = generate_b(5, 8640, 300.0, Conditions(sigma=0.4), changes)
+    assert a == generate_b(5, 8640, 300.0, Conditions(sigma=0.4), changes)
+    shifted = [v for c in changes for v in a.values[c.start + c.ramp : c.end] if v is not None]
+    calm = [v for v in a.values[: changes[0].start] if v is not None]
+    assert np.median(shifted) > 1.3 * np.median(calm)
+
+
 # ---------------------------------------------------------------- settings
 def test_settings_from_a_rule_like_object():
     rule = SimpleNamespace(

@@ -1,0 +1,115 @@
+"""`alertmanager`: post the alert to Prometheus Alertmanager's API v2 (`POST <url>/api/v2/alerts`).
+
+Alertmanager treats an alert it stops hearing about as resolved, so a firing
+alert is re-posted every `resend_every_s` while it fires: the outbox chains
+the next `repeat` row when it delivers one (monitor.alerts.outbox), and each
+post sets `endsAt` a few resend intervals ahead, as Prometheus does, so the
+alert outlives a missed re-post but not a dead sender. A resolution posts
+`endsAt` = when it resolved.
+
+Labels identify the alert (the same on every post, or Alertmanager sees a new
+one): `alertname` (the rule), `severity`, and the scope's `provider`, `model`,
+`region`, `prompt` and `agent` where the scope names one; a wider scope leaves
+the label out. Never the sending agent: after a leader failover the same alert
+would turn into a second one.
+
+With several URLs (an Alertmanager cluster) each gets every post, as
+Prometheus does; a send counts once any of them accepted it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+
+from monitor.alerts.notifiers.base import USER_AGENT, DeliveryError, post
+from monitor.config_schema import AlertmanagerConfig
+
+ALERTS_PATH = "/api/v2/alerts"
+ENDS_AFTER_RESENDS = 4  # a firing post keeps the alert alive this many resend intervals
+SCOPE_LABELS = ("provider", "model", "region", "prompt", "agent")
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _iso(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def to_alert(body: Mapping[str, Any], *, now: datetime, resend_every_s: float) -> dict[str, Any]:
+    """One alert of the API v2 `postableAlerts` list, from the stored notification body."""
+    scope = body.get("scope") or {}
+    labels = {"alertname": body["rule"], "severity": body.get("severity") or ""}
+    labels.update({k: str(scope[k]) for k in SCOPE_LABELS if scope.get(k)})
+    annotations = {
+        "summary": body.get("summary") or "",
+        "value": _text(body.get("value")),
+        "baseline": _text(body.get("baseline")),
+    }
+    if body.get("official_incident"):
+        annotations["official_incident"] = str(body["official_incident"])
+    if body.get("dashboard_url"):
+        annotations["dashboard_url"] = body["dashboard_url"]
+    alert: dict[str, Any] = {"labels": labels, "annotations": {k: v for k, v in annotations.items() if v != ""}}
+    if body.get("started_at"):
+        alert["startsAt"] = body["started_at"]
+    if body.get("status") == "resolved":
+        alert["endsAt"] = body.get("resolved_at") or _iso(now)
+    else:
+        alert["endsAt"] = _iso(now + timedelta(seconds=ENDS_AFTER_RESENDS * resend_every_s))
+    if body.get("dashboard_url"):
+        alert["generatorURL"] = body["dashboard_url"]
+    return alert
+
+
+class AlertmanagerNotifier:
+    def __init__(
+        self, config: AlertmanagerConfig, secrets: Iterable[str] = (), client: httpx.Client | None = None
+    ) -> None:
+        self.name = config.name
+        self._config = config
+        self._secrets = tuple(secrets)
+        self._client = client or httpx.Client()
+        self._owns_client = client is None
+
+    def send(self, body: Mapping[str, Any], *, event: str, delivery_id: str) -> None:
+        if not self._config.urls:
+            raise DeliveryError("alertmanager: no url configured", retryable=False)
+        alert = to_alert(body, now=datetime.now(UTC), resend_every_s=self._config.resend_every_s)
+        raw = json.dumps([alert], separators=(",", ":")).encode()
+        headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT}
+        errors: list[DeliveryError] = []
+        for url in self._config.urls:
+            try:
+                post(
+                    self._client,
+                    url.rstrip("/") + ALERTS_PATH,
+                    raw,
+                    headers,
+                    timeout_s=self._config.timeout_s,
+                    secrets=self._secrets,
+                    what="alertmanager",
+                )
+            except DeliveryError as exc:
+                errors.append(exc)
+        if errors and len(errors) == len(self._config.urls):
+            message = "; ".join(str(e) for e in errors)
+            raise DeliveryError(message, retryable=any(e.retryable for e in errors))
+
+    def close(self) -> None:
+        if self._owns_client:
+            self._client.close()
+
+
+def create(config: AlertmanagerConfig, secrets: Iterable[str] = ()) -> AlertmanagerNotifier:
+    return AlertmanagerNotifier(config, secrets)
