@@ -71,3 +71,16 @@ def test_a_route_change_is_marked_on_the_timeline_and_the_trends_chart(app, rout
     assert not problems(at), problems(at)
     notes = [a.get("text", "") for f in figures(at) for a in f["layout"].get("annotations", [])]
     assert any("served_by: Groq → Together" in n for n in notes), notes
+
+
+def test_alert_rows_show_a_change_alerts_labels():
+    from dashboard.alert_rows import row
+    from monitor.storage.queries.alertviews import AlertView
+
+    now = datetime.now(UTC)
+    view = AlertView(1, "route-changed", "target", "gw/m@r:p", "gw", "m", "r", "p", "resolved", "ticket",
+                     "served_by", None, None, now - timedelta(hours=1), now - timedelta(hours=1), now,
+                     "route-changed: served_by of gw/m@r:p changed from Groq to Together", False,
+                     value_text="Together", baseline_text="Groq")  # fmt: skip
+    r = row(view, now, links=False)
+    assert (r["fired at"], r["baseline"], r["resolved at"]) == ("Together", "Groq", "Together")
