@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint bench clean browser-deps
+.PHONY: install demo test lint bench clean browser-deps integration-deps
 
 $(STAMP): pyproject.toml
 	@echo "==> creating $(VENV) and installing firsttoken (a minute or two on a fresh machine)"
@@ -22,6 +22,7 @@ demo: install
 lint: install
 	$(BIN)/ruff check monitor dashboard tests benchmarks migrations
 	$(BIN)/ruff format --check monitor dashboard tests benchmarks migrations
+	$(BIN)/lint-imports
 
 # Debian's Chromium for the dashboard's browser test (Playwright drives it by path; no browser download).
 browser-deps:
@@ -30,7 +31,15 @@ browser-deps:
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
 	fi
 
-test: install lint browser-deps
+# Debian's Prometheus (with promtool) and Alertmanager for the integration tests (-m integration).
+# Installed, never started as services: the tests start their own on loopback.
+integration-deps:
+	@if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null || ! command -v prometheus-alertmanager >/dev/null; then \
+		echo "==> installing Debian's prometheus and prometheus-alertmanager for the integration tests"; \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus prometheus-alertmanager; \
+	fi
+
+test: install lint browser-deps integration-deps
 	$(BIN)/pytest
 
 bench: install

@@ -7,7 +7,7 @@ request, delivering the token and the client's own processing.
 
 Three clients against the same simulator process, in the same run, bursts
 interleaved so machine noise falls on all of them alike:
-  firsttoken  the probe engine (monitor.probe.probe_target)
+  firsttoken  the probe engine (monitor.probe.runner.probe_target)
   sdk         the seed articles' loop: official `openai` SDK, AsyncOpenAI,
               timestamp of the first `choices[0].delta.content`
   httpx-lean  a bare httpx stream that stamps the first content byte pattern
@@ -34,8 +34,8 @@ from openai import AsyncOpenAI
 
 from monitor.config import load_config_text
 from monitor.eventloop import run_async
-from monitor.http import ClientLanes, warm_up
-from monitor.probe import probe_target
+from monitor.probe.runner import probe_target
+from monitor.probe.transport.lanes import ClientLanes, warm_up
 from monitor.simulator.testing import SimulatorProcess
 
 MODEL = "sim:ttft=100:itl=5:tokens=16:jitter=0"

@@ -22,6 +22,7 @@ from itertools import repeat
 import numpy as np
 from sqlalchemy import Engine, text
 
+from monitor.sample import target_id
 from monitor.storage.ingest import COPY_TYPES
 from monitor.storage.partitions import partition_name
 from monitor.storage.rollups import rollup_hours
@@ -106,7 +107,7 @@ class SeedTarget:
 
     @property
     def id(self) -> str:
-        return f"{self.provider}/{self.model}@{self.region}:{self.prompt}"
+        return target_id(self.provider, self.model, self.region, self.prompt)
 
 
 def make_targets(n: int, seed: int = 7) -> list[SeedTarget]:

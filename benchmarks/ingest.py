@@ -228,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         results = [
             timed(engine, "raw COPY (one statement)", raw_copy, samples),
-            timed(engine, "SampleWriter, defaults (<= 5000 per txn)", writer, samples),
+            timed(engine, "SampleWriter, defaults (<= 20000 per txn)", writer, samples),
             timed(engine, f"SampleWriter, {BATCH} per txn", lambda e, s: writer(e, s, BATCH), samples),
             timed(engine, "writer replay path (COPY+ON CONFLICT)", writer_replay_path, samples),
             timed(engine, f"executemany ON CONFLICT (batch {BATCH})", executemany, samples),

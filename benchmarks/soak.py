@@ -44,6 +44,8 @@ from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from monitor.simulator.wire import base_path
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx
@@ -51,14 +53,13 @@ import psutil
 import psycopg
 from sqlalchemy import select
 
-from monitor.scheduler import phase_offset_s
+from monitor.agent.scheduler import phase_offset_s
 from monitor.simulator.testing import SimulatorProcess
 from monitor.storage.db import make_engine
 from monitor.storage.models import SampleRow
 
 FIRSTTOKEN = [sys.executable, "-m", "monitor"]
 PROTOCOLS = ["openai-chat", "anthropic", "gemini", "openai-responses", "ollama", "azure-openai", "bedrock-converse"]
-BASE_PATH = {"openai-chat": "/v1", "openai-responses": "/v1"}
 PROVIDERS, REGIONS = 10, 4
 # The faults a soak mixes in, with what they hold: a slot for the ttft_timeout
 # (hang, trickle), 10 MB (huge_line), or nothing much (the rest).
@@ -98,6 +99,9 @@ class SoakOptions:
     poll_s: float = 5.0
     workdir: str | None = None
     verbose: bool = True
+    probe_workers: int | None = None  # None: the agent chooses (monitor/agent/workers.py)
+    max_concurrency: int | None = None  # None: the agent's default caps
+    max_per_provider_region: int | None = None
 
 
 @dataclass
@@ -155,14 +159,20 @@ def build_config(sim_url: str, options: SoakOptions, database: str, pages_url: s
         for m in range(per_route):
             tail = f":{FAULTS[(p * per_route + m) % len(FAULTS)]}" if m < faulty else ""
             models.append(f"sim:ttft={80 + 7 * m}:itl=4:tokens={12 + m % 20}:jitter=0.2:output_tokens={12 + m}{tail}")
-        regions = {f"r{r}": f"{sim_url}/region/r{r}{BASE_PATH.get(protocol, '')}" for r in range(REGIONS)}
+        regions = {f"r{r}": f"{sim_url}/region/r{r}{base_path(protocol)}" for r in range(REGIONS)}
         name = f"p{p:02d}"
         providers[name] = {"protocol": protocol, "api_key": "soak-key-0123456789", "regions": regions, "models": models}
         ids += [f"{name}/{model}@{region}:short" for region in regions for model in models]
     config = {
         "database": database,
         "agent": "soak",
-        "defaults": {"interval": f"{options.interval_s:g}s", "timeout": "20s", "ttft_timeout": "10s"},
+        "defaults": {
+            "interval": f"{options.interval_s:g}s",
+            "timeout": "20s",
+            "ttft_timeout": "10s",
+            **({"max_concurrency": options.max_concurrency} if options.max_concurrency else {}),
+            **({"max_per_provider_region": options.max_per_provider_region} if options.max_per_provider_region else {}),
+        },
         "prompts": {
             "short": {"messages": [{"role": "user", "content": "Explain TTFT in one sentence."}], "max_tokens": 64}
         },
@@ -305,7 +315,8 @@ def _soak(
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
             [*FIRSTTOKEN, "run", "--config", str(config), "--listen", f"127.0.0.1:{port}",
-             "--spool-dir", str(work / "spool")],
+             "--spool-dir", str(work / "spool"),
+             *(["--probe-workers", str(options.probe_workers)] if options.probe_workers else [])],
             cwd=work, stdout=log, stderr=subprocess.STDOUT, env=env,
         )  # fmt: skip
         ps = psutil.Process(proc.pid)
@@ -359,7 +370,9 @@ def _soak(
             except subprocess.TimeoutExpired:
                 proc.kill()
                 result.exit_code = proc.wait()
-    start_line = next(line for line in log_path.read_text().splitlines() if "monitor.scheduler: scheduling" in line)
+    start_line = next(
+        line for line in log_path.read_text().splitlines() if "monitor.agent.scheduler: scheduling" in line
+    )
     return ids, log_time(start_line), stop_s
 
 
@@ -401,7 +414,7 @@ def _tally(
     c = SampleRow.__table__.c
     with engine.connect() as conn:
         rows = conn.execute(
-            select(c.request_id, c.error_kind, c.sched_lag_ms, c.ok, c.ttft_ms, c.started_at, c.target)
+            select(c.request_id, c.error_kind, c.sched_lag_ms, c.queue_wait_ms, c.ok, c.ttft_ms, c.started_at, c.target)
         ).all()
     engine.dispose()
     result.samples_stored = len(rows)
@@ -430,7 +443,8 @@ def _tally(
         result.overhead_p50_ms, result.overhead_p99_ms = percentile(overheads, 50), percentile(overheads, 99)
     # A probe cancelled by the shutdown is stored without the request id it was sent with.
     result.lost = max(0, len(served - set(stored)) - result.cancelled)
-    lags = [r.sched_lag_ms for r in rows if r.sched_lag_ms is not None]
+    # How late a probe started: the scheduler's lag plus any wait for a concurrency cap (recorded apart).
+    lags = [r.sched_lag_ms + (r.queue_wait_ms or 0.0) for r in rows if r.sched_lag_ms is not None]
     result.late_over_1s = sum(1 for lag in lags if lag > 1000)
     result.lag_p50_ms, result.lag_p99_ms = percentile(lags, 50), percentile(lags, 99)
 
@@ -468,6 +482,9 @@ def main() -> None:
     parser.add_argument("--db-outage", type=float, default=0.0, help="seconds the database is away mid-run (postgres)")
     parser.add_argument("--workdir", help="keep the log, truth log and database here")
     parser.add_argument("--json", action="store_true", help="print the result as JSON too")
+    parser.add_argument("--probe-workers", type=int, help="firsttoken run --probe-workers (default: its choice)")
+    parser.add_argument("--max-concurrency", type=int, help="defaults.max_concurrency (default: the agent's)")
+    parser.add_argument("--max-per-provider-region", type=int, help="defaults.max_per_provider_region")
     args = parser.parse_args()
     if args.db_outage and args.database != "postgres":
         parser.error("--db-outage needs --database postgres")
@@ -479,6 +496,9 @@ def main() -> None:
         database=args.database,
         db_outage_s=args.db_outage,
         workdir=args.workdir,
+        probe_workers=args.probe_workers,
+        max_concurrency=args.max_concurrency,
+        max_per_provider_region=args.max_per_provider_region,
     )
     result = run_soak(options)
     print(f"firsttoken soak on {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d')}")

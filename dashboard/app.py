@@ -39,6 +39,7 @@ if auth.is_authenticated():
                 page("trends", "Trends", ":material/show_chart:"),
                 page("compare", "Compare", ":material/compare_arrows:"),
                 page("timeline", "Degradation timeline", ":material/view_timeline:"),
+                page("target", "Target", ":material/my_location:"),
             ],
             "Providers": [health],
             "Operations": [

@@ -13,7 +13,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.charts_status import health_bars, overview_grid, timeline_gantt
+from dashboard.charts_status import ROUTE_CHANGE_COLOR, health_bars, overview_grid, timeline_gantt
+from dashboard.charts_target import error_kinds_figure
 from dashboard.palette import NEUTRAL, provider_colors, rgba, series_colors
 from monitor.storage.queries.alertviews import AlertView
 from monitor.storage.queries.compare import ModelStats
@@ -21,6 +22,7 @@ from monitor.storage.queries.trends import Bands, Trend
 
 __all__ = [
     "compare_bars",
+    "error_kinds_figure",
     "health_bars",
     "merge_alert_spans",
     "overview_grid",
@@ -32,16 +34,24 @@ __all__ = [
 ]
 FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=13, color="#262730")
 SEVERITY_COLORS = {"page": "#d64545", "ticket": "#f0a202"}
+MARKED_COLOR = "#6b2fb3"
+
+
+# The legend sits right of the plot, top-aligned, and Plotly widens the right margin to fit it.
+# Above the plot it wrapped into the title (and the subplot titles) as soon as the lines
+# outnumbered one row; below it, a shrinking plot pulled it onto the x axis title at 1024 px.
+LEGEND_RIGHT = dict(orientation="v", yanchor="top", y=1, xanchor="left", x=1.02)
 
 
 def base_layout(fig: go.Figure, title: str | None = None, height: int = 420) -> go.Figure:
+    top_px = 50 if title else 30
     fig.update_layout(
         template="plotly_white",
         font=FONT,
         title=dict(text=title, x=0, xanchor="left", font=dict(size=16)) if title else None,
         height=height,
-        margin=dict(l=10, r=10, t=50 if title else 20, b=10),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
+        margin=dict(l=10, r=10, t=top_px, b=10),
+        legend=LEGEND_RIGHT,
         hoverlabel=dict(font_size=12),
     )
     return fig
@@ -104,7 +114,11 @@ def merge_alert_spans(alerts: Sequence[AlertView], now: datetime) -> list[tuple[
 
 
 def trend_figure(
-    trend: Trend, alerts: Sequence[AlertView] = (), now: datetime | None = None, log_y: bool = False
+    trend: Trend,
+    alerts: Sequence[AlertView] = (),
+    now: datetime | None = None,
+    log_y: bool = False,
+    marked: AlertView | None = None,
 ) -> go.Figure:
     """TTFT and TPS bands (median line in p10–p90 and p1–p99) over an error-rate strip."""
     fig = make_subplots(
@@ -136,13 +150,41 @@ def trend_figure(
         rows += [1] * len(ttft) + [2] * len(tps) + [3]
     fig.add_traces(traces, rows=rows, cols=[1] * len(rows))
     shapes, notes = [], []
+    changes = [a for a in alerts if a.is_change]
+    for a in changes:  # route changes: a marker where the new route took over, old → new beside it
+        common = dict(xref="x", yref="paper", x0=a.begins_at, x1=a.begins_at, y0=0, y1=1, layer="below")
+        shapes.append(dict(type="line", line=dict(color=ROUTE_CHANGE_COLOR, width=1.5, dash="dash"), **common))
+        notes.append(dict(x=a.begins_at, y=0.98, xref="x", yref="paper", text=f"⇄ {a.change_text}",
+                          showarrow=False, xanchor="left", yanchor="top",
+                          font=dict(size=11, color=ROUTE_CHANGE_COLOR)))  # fmt: skip
+    alerts = [a for a in alerts if not a.is_change]
     for rule, severity, begin, end in merge_alert_spans(alerts, now or trend.end):
         color = SEVERITY_COLORS.get(severity, NEUTRAL)
         common = dict(xref="x", yref="paper", x0=begin, y0=0, y1=1, layer="below")
         shapes.append(dict(type="rect", x1=end, fillcolor=color, opacity=0.10, line_width=0, **common))
         shapes.append(dict(type="line", x1=begin, line=dict(color=color, width=1, dash="dot"), **common))
         notes.append(dict(x=begin, y=1.0, xref="x", yref="paper", text=f"▲ {rule}", showarrow=False, xanchor="left",
-                          yanchor="bottom", font=dict(size=11, color=color)))  # fmt: skip
+                          yanchor="top", font=dict(size=11, color=color)))  # fmt: skip
+    if marked is not None:  # the alert a link points at: outlined over its whole life, named
+        begin, end = max(marked.begins_at, trend.start), marked.resolved_at or now or trend.end
+        shapes.append(
+            dict(
+                type="rect",
+                xref="x",
+                yref="paper",
+                x0=begin,
+                x1=end,
+                y0=0,
+                y1=1,
+                layer="above",
+                fillcolor="rgba(0,0,0,0)",
+                line=dict(color=MARKED_COLOR, width=2),
+                name="marked-alert",
+            )
+        )
+        notes = [dict(x=begin, y=1.0, xref="x", yref="paper", text=f"▼ alert #{marked.id}: {marked.rule}",
+                      showarrow=False, xanchor="left", yanchor="top", name="marked-alert",
+                      font=dict(size=12, color=MARKED_COLOR)), *notes[:11]]  # fmt: skip
     fig.update_layout(shapes=shapes, annotations=[*fig.layout.annotations, *notes[:12]])
     # Zoom to the p90s: a 15x spike in p99 would otherwise flatten every median (hover still shows p99).
     top = max((v for s in trend.series for v in s.ttft_ms.p90 if v is not None), default=None)
@@ -170,14 +212,14 @@ def compare_bars(stats: Sequence[ModelStats], cost_per_1k: Mapping[str, float | 
     bar_colors = [colors[s.provider] for s in stats]
     costs = [cost_per_1k.get(_model_label(s)) for s in stats]
     priced = any(c is not None for c in costs)  # no prices configured: no empty cost panel
-    titles = ["TTFT p50 bar, p90 ◆ (ms)", "Decode speed p50 (tokens/s)", "Error rate (%)"]
+    titles = ["TTFT p50 ▮ p90 ◆", "TPS p50", "Errors"]  # short: four side by side fit at 1024 px
     fig = make_subplots(
         rows=1,
         cols=4 if priced else 3,
         shared_yaxes=True,
         horizontal_spacing=0.04,
         column_widths=[0.34, 0.26, 0.2, 0.2] if priced else [0.4, 0.35, 0.25],
-        subplot_titles=[*titles, "Cost per 1k probes (USD)"] if priced else titles,
+        subplot_titles=[*titles, "Cost / 1k probes"] if priced else titles,
     )
     fig.add_trace(go.Bar(y=labels, x=[s.ttft_p50_ms for s in stats], orientation="h", marker_color=bar_colors,
                          name="TTFT p50", hovertemplate="%{y}: p50 %{x:,.0f} ms<extra></extra>"), row=1, col=1)  # fmt: skip

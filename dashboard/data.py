@@ -23,15 +23,18 @@ from sqlalchemy import Engine
 
 from dashboard.settings import Settings, load_settings
 from monitor.gcpause import gc_paused
-from monitor.storage.queries import alertviews, compare, dashfetch, health, overview, sampleviews, trends
+from monitor.routing.rank import RankedRoute
+from monitor.storage.queries import alertviews, compare, health, overview, routes, sampleviews, spend, trends
+from monitor.storage.queries import failures as failure_queries
+from monitor.storage.queries import targets as target_queries
 from monitor.storage.queries.agents import AgentInfo, list_agents
 
 T = TypeVar("T")
-TargetRef = trends.TargetRef
+TargetRef = target_queries.TargetRef
 # work_mem 16 MB: the 30-day trend sorts ~15,000 rollup rows with their histograms (~5 MB), which
 # spilled to disk at the default 4 MB (+8 ms); a dashboard holds at most a handful of connections.
 PG_OPTIONS = "-c default_transaction_read_only=on -c jit=off -c statement_timeout=20000 -c work_mem=16MB"
-SHORT_TTL_S, LONG_TTL_S = 20, 300
+SHORT_TTL_S = 20
 
 
 class Unavailable(Exception):
@@ -57,11 +60,9 @@ def engine() -> Engine:
 
 
 def _one_line(exc: BaseException) -> str:
-    from monitor.storage.db import redact_url
+    from monitor.storage.db import db_error_line, redact_url
 
-    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()
-    where = redact_url(settings().database_url)
-    return f"cannot read the database {where}: {reason[0] if reason else type(exc).__name__}"
+    return f"cannot read the database {redact_url(settings().database_url)}: {db_error_line(exc)}"
 
 
 def guarded(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -93,7 +94,7 @@ def schema_problem() -> str | None:
 
 @st.cache_data(ttl=60, show_spinner=False)
 def targets() -> tuple[TargetRef, ...]:
-    return tuple(guarded(dashfetch.list_targets, engine()))
+    return tuple(guarded(target_queries.list_targets, engine()))
 
 
 def refs(ids: tuple[str, ...]) -> list[TargetRef]:
@@ -106,6 +107,7 @@ class OverviewData:
     overview: overview.Overview
     live_alerts: tuple[alertviews.AlertView, ...]
     agents: tuple[AgentInfo, ...]
+    spend_month: tuple[spend.ProviderSpend, ...] = ()  # what the probes cost since the 1st (UTC)
 
 
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
@@ -115,11 +117,8 @@ def overview_data(at: datetime) -> OverviewData:
         guarded(overview.overview, eng, list(targets()), at),
         tuple(guarded(alertviews.live_alerts, eng)),
         tuple(guarded(list_agents, eng)),
+        tuple(guarded(spend.spend_by_provider, eng, spend.month_start(at))),
     )
-
-
-def _ttl_for(start: datetime, end: datetime) -> int:
-    return LONG_TTL_S if trends.uses_rollups(end - start) else SHORT_TTL_S
 
 
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
@@ -135,6 +134,13 @@ def alerts_between(start: datetime, end: datetime, fired_only: bool = True) -> t
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
 def model_stats(ids: tuple[str, ...], start: datetime, end: datetime) -> tuple[compare.ModelStats, ...]:
     return tuple(guarded(compare.compare, engine(), refs(ids), start, end))
+
+
+@st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
+def ranked_routes(at: datetime, window: timedelta = timedelta(minutes=30)) -> tuple[RankedRoute, ...]:
+    """Every route ranked per canonical model and prompt (`firsttoken routes`), default floor and order."""
+    ranked, _ = guarded(routes.load_routes, engine(), at, window)
+    return tuple(ranked)
 
 
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
@@ -180,6 +186,14 @@ class AlertsData:
     deliveries: tuple[alertviews.DeliveryView, ...]
 
 
+@st.cache_data(ttl=60, show_spinner=False)
+def official_between(start: datetime, end: datetime) -> list:
+    """Providers' own incidents (their status pages, polled by the leader) overlapping [start, end)."""
+    from monitor.storage.queries.official import incidents_between
+
+    return guarded(incidents_between, engine(), start, end)
+
+
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
 def alerts_data(at: datetime, days: int = 30) -> AlertsData:
     eng = engine()
@@ -202,6 +216,16 @@ def samples(target: str, start: datetime, end: datetime, outcome: str, kinds: tu
 
 
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
+def alert(alert_id: int) -> alertviews.AlertView | None:
+    return guarded(alertviews.alert, engine(), alert_id)
+
+
+@st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
+def failures(target: str, start: datetime, end: datetime) -> tuple[tuple[datetime, str], ...]:
+    return tuple(guarded(failure_queries.failures, engine(), target, start, end))
+
+
+@st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
 def error_kinds(target: str, start: datetime, end: datetime) -> tuple[str, ...]:
     return tuple(guarded(sampleviews.error_kinds_of, engine(), target, start, end))
 
@@ -220,6 +244,8 @@ def page_loads(at: datetime) -> dict[str, Callable[[], object]]:
         "Trends: 20 targets, 30 d": lambda: (trend(twenty, month, at, "provider/model"), alerts_between(month, at)),
         "Trends: 1 target, 30 d": lambda: (trend(first, month, at, "target"), alerts_between(month, at)),
         "Compare: all models, 24 h": lambda: model_stats(ids, day, at),
+        "Routes: all models, 30 min (Compare)": lambda: ranked_routes(at),
+        "Routes: all models, 7 d": lambda: ranked_routes(at, timedelta(days=7)),
         "Timeline: all targets, 24 h (default)": lambda: (
             period_grid(None, day, at, timedelta(hours=1)),
             alerts_between(day, at),

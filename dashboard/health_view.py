@@ -11,13 +11,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 import numpy as np
 
-from dashboard import status
+from dashboard import coverage, status
+from monitor import fmt
 from monitor.storage.queries.alertviews import AlertView
 from monitor.storage.queries.health import Current, PeriodGrid
-from monitor.storage.queries.trends import TargetRef
+from monitor.storage.queries.targets import TargetRef
 
 
 @dataclass(frozen=True)
@@ -52,28 +54,45 @@ def daily_bars(grid: PeriodGrid, lanes: Sequence[Lane]) -> tuple[list[list[str]]
         with np.errstate(all="ignore"):
             worst = np.nanmax(np.where(np.isnan(ratio[idx]), -np.inf, ratio[idx]), axis=0)
         worst = np.where(np.isfinite(worst), worst, np.nan)
+        period_s = grid.period.total_seconds()
+        full = np.full(measured.shape, period_s / 3600)
+        hours = grid.hours_with_data[idx].max(axis=0) if grid.hours_with_data is not None else full
         row_c, row_h = [], []
-        for a, r, m, f in zip(avail, worst, measured, failed, strict=True):
+        for a, r, m, f, h in zip(avail, worst, measured, failed, hours, strict=True):
             color, label = status.day_color(None if math.isnan(a) else float(a), None if math.isnan(r) else float(r))
             row_c.append(color)
-            row_h.append("no probes" if m == 0 else f"{label}<br>{int(f)} failed of {int(m)} probes")
+            probes = f"{int(f)} failed of {int(m)} probes{coverage.note(float(h) * 3600, period_s)}"
+            row_h.append("no probes" if m == 0 else f"{label}<br>{probes}")
         colors.append(row_c)
         hover.append(row_h)
     return colors, hover
 
 
-def uptime_rows(grid: PeriodGrid, lanes: Sequence[Lane], windows: Sequence[str]) -> list[dict[str, str]]:
-    """One row per lane: availability over each window ('—' where nothing was measured)."""
+def period_figure(measured: int, failed: int, hours: float, period_h: float) -> str:
+    """Availability over a period with its coverage: '98.96%', '98.96% · 6 h of data', '—'."""
+    text = f"{100 * (1 - failed / measured):.2f}%" if measured else None
+    return coverage.figure(text, hours * 3600, period_h * 3600)
+
+
+def uptime_rows(grid: PeriodGrid, lanes: Sequence[Lane], windows: Mapping[str, timedelta]) -> list[dict[str, str]]:
+    """One row per lane: availability over each window and over the grid, with its coverage.
+
+    A lane's hours with data are those of its best-covered prompt: prompts of a
+    model and region are probed side by side.
+    """
     out = []
+    grid_h = len(grid.period_starts) * grid.period.total_seconds() / 3600
     for lane in lanes:
         idx = list(lane.rows)
         row = {"model · region": lane.name}
-        for name in windows:
+        for name, span in windows.items():
             measured, failed, _ = grid.window_totals[name]
-            m, f = int(measured[idx].sum()), int(failed[idx].sum())
-            row[name] = "—" if m == 0 else f"{100 * (1 - f / m):.2f}%"
-        m, f = int(grid.measured[idx].sum()), int(grid.failed[idx].sum())
-        row["90 d"] = "—" if m == 0 else f"{100 * (1 - f / m):.2f}%"
+            hours = grid.window_hours[name][idx].max() if name in grid.window_hours else span.total_seconds() / 3600
+            row[name] = period_figure(
+                int(measured[idx].sum()), int(failed[idx].sum()), float(hours), span.total_seconds() / 3600
+            )
+        hours = grid.hours_with_data[idx].sum(axis=1).max() if grid.hours_with_data is not None else grid_h
+        row["90 d"] = period_figure(int(grid.measured[idx].sum()), int(grid.failed[idx].sum()), float(hours), grid_h)
         out.append(row)
     return out
 
@@ -115,7 +134,7 @@ def incident_rows(alerts: Sequence[AlertView], provider: str) -> list[dict[str, 
             {
                 "started (UTC)": a.begins_at.strftime("%Y-%m-%d %H:%M"),
                 "ended (UTC)": end.strftime("%Y-%m-%d %H:%M") if end else "ongoing",
-                "duration": "ongoing" if minutes is None else f"{minutes // 60} h {minutes % 60:02d} min",
+                "duration": "ongoing" if minutes is None else fmt.span(60 * minutes),
                 "impact": f"{_metric_words(a.metric)} on {where}",
                 "measured": _value(a),
                 "severity": a.severity,
@@ -135,10 +154,10 @@ def _metric_words(metric: str) -> str:
 
 
 def _value(a: AlertView) -> str:
-    if a.value is None:
+    """The worst it got (else the latest value), against normal."""
+    value = a.worst_value if a.worst_value is not None else a.value
+    if value is None:
         return ""
-    if a.metric == "error_rate":
-        return f"{100 * a.value:.0f}% errors (normal {100 * (a.baseline or 0):.1f}%)"
-    unit = "tok/s" if a.metric == "tps" else "ms"
-    base = f" (normal {a.baseline:,.0f} {unit})" if a.baseline is not None else ""
-    return f"{a.value:,.0f} {unit}{base}"
+    errors = " errors" if a.metric == "error_rate" else ""
+    base = f" (normal {fmt.metric(a.metric, a.baseline)})" if a.baseline is not None else ""
+    return f"{fmt.metric(a.metric, value)}{errors}{base}"

@@ -21,11 +21,45 @@ DEFAULT_DATABASE_URL = "sqlite:///firsttoken.db"
 
 
 @dataclass(frozen=True)
+class TargetSettings:
+    """What the target page shows of a configured target: how it is probed, never a secret
+    (no API key, no headers, the endpoint's scheme and host only: URLs can carry tokens)."""
+
+    protocol: str
+    endpoint: str
+    interval_s: float
+    timeout_s: float
+    ttft_timeout_s: float
+    prompt: str
+    max_tokens: int
+    messages: tuple[tuple[str, str], ...]  # (role, first 300 characters), as configured
+    agents: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Settings:
     database_url: str
     prices: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # "provider/model" -> (in, out) USD/Mtok
     config_problem: str | None = None
     dashboard_url: str | None = None
+    targets: Mapping[str, TargetSettings] = field(default_factory=dict)  # target id -> settings
+
+
+def target_settings(target) -> TargetSettings:
+    from monitor.alerts.notifiers.base import host_of
+
+    spec = target.prompt_spec
+    return TargetSettings(
+        protocol=target.protocol,
+        endpoint=host_of(target.base_url),
+        interval_s=target.interval_s,
+        timeout_s=target.timeout_s,
+        ttft_timeout_s=target.ttft_timeout_s,
+        prompt=target.prompt,
+        max_tokens=spec.max_tokens,
+        messages=tuple((m.role, m.content[:300]) for m in spec.messages),
+        agents=tuple(target.agents),
+    )
 
 
 class _Lenient(Mapping[str, str]):
@@ -77,7 +111,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     if not url:
         url = config.database_url if config is not None else DEFAULT_DATABASE_URL
     prices = {k: (p.input, p.output) for k, p in config.prices.items()} if config is not None else {}
-    return Settings(url, prices, problem, config.dashboard_url if config is not None else None)
+    targets = {t.id: target_settings(t) for t in config.targets} if config is not None else {}
+    return Settings(url, prices, problem, config.dashboard_url if config is not None else None, targets)
 
 
 def password(env: Mapping[str, str] | None = None) -> str | None:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypeVar
 
 import streamlit as st
 
-from dashboard import data
+from dashboard import data, urlstate
+from monitor import fmt
 
 T = TypeVar("T")
 RANGES = {
@@ -69,8 +70,34 @@ def require_targets() -> list[data.TargetRef]:
 
 
 def range_picker(key: str, default: str = "24 h", options: Sequence[str] = tuple(RANGES)) -> tuple[str, timedelta]:
-    label = st.segmented_control("Range", list(options), default=default, key=key) or default
+    label = urlstate.bound(st.segmented_control, "Range", options, name="range", key=key, default=default)
+    label = label or default
     return label, RANGES[label]
+
+
+@dataclass(frozen=True)
+class Window:
+    label: str  # "24 h", or "12-01 09:40 → now" for a window from a link
+    start: datetime
+    end: datetime
+    fixed: bool  # from ?from=&to= (an alert link), not a range ending now
+
+
+def window_picker(key: str, now: datetime, default: str = "24 h", options: Sequence[str] = tuple(RANGES)) -> Window:
+    """The page's time window: `?from=&to=` when the URL has them (alert links do), else the range
+    picker's last `range` up to now. A fixed window offers a button back to the live ranges."""
+    start, end = urlstate.window()
+    if start is not None:
+        shown_end = end or now
+        label = f"{start:%m-%d %H:%M} → {'now' if end is None else f'{end:%m-%d %H:%M}'} UTC"
+        c1, c2 = st.columns([3, 1])
+        c1.markdown(f"**Window** {label}")
+        if c2.button("Back to live ranges", key=f"{key}-live", icon=":material/update:"):
+            urlstate.clear_window()
+            st.rerun()
+        return Window(label, start, shown_end, True)
+    label, span = range_picker(key, default, options)
+    return Window(label, now - span, now, False)
 
 
 def target_filter(
@@ -81,26 +108,34 @@ def target_filter(
     max_models: int | None = None,
     prompt_one: bool = False,
 ) -> list[data.TargetRef]:
-    """Provider / model / region / prompt pickers; returns the targets that match all four."""
+    """Provider / model / region / prompt pickers (kept in the URL); the targets that match all four."""
     cols = st.columns(4)
     providers = sorted({t.provider for t in targets})
-    chosen_p = cols[0].multiselect("Providers", providers, default=list(default_providers or providers), key=f"{key}-p")
+    chosen_p = urlstate.bound(
+        cols[0].multiselect, "Providers", providers, name="provider", key=f"{key}-p",
+        default=list(default_providers or providers),
+    )  # fmt: skip
     pool = [t for t in targets if t.provider in chosen_p]
     models = sorted({t.model for t in pool})
-    chosen_m = cols[1].multiselect(
-        "Models",
-        models,
-        default=models if max_models is None else models[:max_models],
-        key=f"{key}-m",
-        placeholder="all models",
-    )
+    chosen_m = urlstate.bound(
+        cols[1].multiselect, "Models", models, name="model", key=f"{key}-m",
+        default=models if max_models is None else models[:max_models], placeholder="all models",
+    )  # fmt: skip
     regions = sorted({t.region for t in pool})
-    chosen_r = cols[2].multiselect("Regions", regions, default=regions, key=f"{key}-r", placeholder="all regions")
+    chosen_r = urlstate.bound(
+        cols[2].multiselect, "Regions", regions, name="region", key=f"{key}-r", default=regions,
+        placeholder="all regions",
+    )  # fmt: skip
     prompts = sorted({t.prompt for t in targets})
     if prompt_one:
-        chosen_q = [cols[3].selectbox("Prompt", prompts, key=f"{key}-q")] if prompts else []
+        one = urlstate.bound(cols[3].selectbox, "Prompt", prompts, name="prompt", key=f"{key}-q",
+                             default=prompts[0] if prompts else None)  # fmt: skip
+        chosen_q = [one] if prompts else []
     else:
-        chosen_q = cols[3].multiselect("Prompts", prompts, default=prompts[:1], key=f"{key}-q", placeholder="all")
+        chosen_q = urlstate.bound(
+            cols[3].multiselect, "Prompts", prompts, name="prompt", key=f"{key}-q", default=prompts[:1],
+            placeholder="all",
+        )  # fmt: skip
     return [
         t
         for t in pool
@@ -110,18 +145,10 @@ def target_filter(
     ]
 
 
-def ms(value: float | None) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    return f"{value / 1000:.2f} s" if value >= 10_000 else f"{value:,.0f} ms"
+# Numbers for people: one module decides (monitor.fmt); these names keep the pages short.
+ms, rate, pct, count, span = fmt.ms, fmt.tok_s, fmt.pct, fmt.count, fmt.span
 
-
-def rate(value: float | None) -> str:
-    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:,.0f} tok/s"
-
-
-def pct(value: float | None, digits: int = 2) -> str:
-    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.{digits}f}%"
+usd = fmt.usd
 
 
 def ago(moment: datetime | None, now: datetime) -> str:

@@ -14,9 +14,8 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from monitor.commands import DEFAULT_CONFIG
 from monitor.errors import ConfigurationError, UsageError
-
-DEFAULT_CONFIG = "firsttoken.yaml"
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
 
@@ -39,6 +38,7 @@ COMMANDS = {
     "run": ("run", "the service: scheduler, writer, alerting, /metrics and /healthz"),
     "probe": ("probe", "probe targets now and print the results"),
     "samples": ("samples", "print stored samples"),
+    "routes": ("routes", "rank the routes of each model: which provider and region to use now"),
     "backtest": ("backtest", "replay a series through the alert detector"),
     "silence": ("silence", "add, list or expire silences"),
     "check-config": ("check_config", "validate the config and print the expanded matrix"),

@@ -7,12 +7,15 @@ JSON-friendly fields. Units are in the names.
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import json
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, TextIO
 
 
 class ErrorKind(StrEnum):
@@ -26,6 +29,7 @@ class ErrorKind(StrEnum):
     PROTOCOL = "protocol"
     TRUNCATED = "truncated"
     EMPTY = "empty"
+    ASSERTION = "assertion"  # the answer failed the prompt's `expect:` checks
     # Not a provider fault: the service stopped while the probe was in flight.
     CANCELLED = "cancelled"
 
@@ -33,6 +37,11 @@ class ErrorKind(StrEnum):
 class TokensSource(StrEnum):
     USAGE = "usage"
     ESTIMATE = "estimate"
+
+
+def target_id(provider: str | None, model: str | None, region: str | None, prompt: str | None) -> str:
+    """The one spelling of a target's id, `provider/model@region:prompt` (DESIGN §3)."""
+    return f"{provider}/{model}@{region}:{prompt}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +55,7 @@ class TargetKey:
 
     @property
     def id(self) -> str:
-        return f"{self.provider}/{self.model}@{self.region}:{self.prompt}"
+        return target_id(self.provider, self.model, self.region, self.prompt)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +91,16 @@ class Sample:
     model_version: str | None = None
     server_timing: dict[str, Any] | None = None
     sched_lag_ms: float | None = None
+    queue_wait_ms: float | None = None  # waiting for a concurrency cap, apart from sched_lag_ms
+    # Route truth (DESIGN §10): what the response itself says about who served it.
+    served_by: str | None = None
+    system_fingerprint: str | None = None
+    fallback: bool | None = None  # None: the response says nothing either way
+    ratelimit_remaining_requests: int | None = None
+    ratelimit_remaining_tokens: int | None = None
+    cost_usd: float | None = None
+    answer_fingerprint: str | None = None  # temperature-0 prompts: a normalised hash of the answer
+    failed_check: str | None = None  # the `expect:` check that failed (error_kind assertion)
     agent: str = "local"
     # Idempotency key: the writer and the spool replay use it so that a
     # sample is never stored twice.
@@ -106,3 +125,44 @@ class Sample:
 
 
 SAMPLE_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Sample))
+
+# The metric names, once: the per-sample numbers that percentiles, rollups and detectors use,
+# the alertable ones (error_rate is derived from `ok`), and the route-truth values `kind: change` watches.
+LATENCY_METRICS: tuple[str, ...] = ("ttft_ms", "ttft_answer_ms", "total_ms")
+SAMPLE_METRICS: tuple[str, ...] = (*LATENCY_METRICS, "tps")
+ALERT_METRICS: tuple[str, ...] = (*SAMPLE_METRICS, "error_rate")
+CHANGE_METRICS: tuple[str, ...] = ("served_by", "model_version", "system_fingerprint", "answer_fingerprint")
+
+
+def outcome_label(sample: Sample) -> str:
+    """`ok`, the error kind, or `assertion:<check>` naming the `expect` check that failed."""
+    if sample.ok:
+        return "ok"
+    if sample.failed_check:
+        return f"{sample.error_kind}:{sample.failed_check}"
+    return str(sample.error_kind)
+
+
+# The two spellings of samples on the command line (`probe --json`, `samples --json/--csv`) and
+# in the dashboard's download: one place, so they cannot drift apart.
+def write_json(samples: Sequence[Sample], out: TextIO) -> None:
+    for sample in samples:
+        out.write(json.dumps(sample.to_dict(), separators=(",", ":"), default=str) + "\n")
+
+
+def write_csv(samples: Sequence[Sample], out: TextIO) -> None:
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(SAMPLE_FIELDS)
+    for sample in samples:
+        row = sample.to_dict()
+        writer.writerow(_csv_cell(row[name]) for name in SAMPLE_FIELDS)
+
+
+def _csv_cell(value: object) -> object:
+    if value is None:
+        return ""
+    if isinstance(value, bool):  # the JSON spelling, so both outputs read the same
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return json.dumps(value, separators=(",", ":"))
+    return value

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import re
 
-_UNITS_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+MINUTE_S, HOUR_S, DAY_S = 60.0, 3600.0, 86400.0  # the one copy of these
+_UNITS_S = {"ms": 0.001, "s": 1.0, "m": MINUTE_S, "h": HOUR_S, "d": DAY_S, "w": 7 * DAY_S}
 _PART = re.compile(r"\s*(\d+(?:\.\d+)?|\.\d+)\s*(ms|s|m|h|d|w)")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
 # Bigger than any sane setting and small enough that float arithmetic stays exact-ish.

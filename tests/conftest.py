@@ -9,18 +9,11 @@ import pytest
 
 from monitor.config import load_config_text
 from monitor.simulator.testing import SimulatorProcess
+from monitor.simulator.wire import BY_PROTOCOL
 
-# Base URL path per protocol, relative to the simulator's root (what a user
-# would put under `regions:` for the real provider).
-BASE_PATH = {
-    "openai-chat": "/v1",
-    "openai-responses": "/v1",
-    "azure-openai": "",
-    "anthropic": "",
-    "gemini": "",
-    "bedrock-converse": "",
-    "ollama": "",
-}
+# Base URL path per protocol, relative to the simulator's root (what a user would put
+# under `regions:` for the real provider); each simulator encoder declares its own.
+BASE_PATH = {protocol: cls.base_path for protocol, cls in BY_PROTOCOL.items()}
 
 
 @pytest.fixture(scope="session")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import streamlit as st
 
-from dashboard import data, ui
+from dashboard import alert_rows, data, ui, urlstate
+from monitor.alerts.official import lead_text, matching_incident
 
 ui.header(
     "Alerts",
@@ -13,28 +16,28 @@ ui.header(
 )
 ui.require_targets()
 now = data.now()
-days = st.segmented_control("History", [1, 7, 30, 90], default=30, format_func=lambda d: f"{d} d", key="alerts-days")
+days = urlstate.bound(
+    st.segmented_control, "History", [1, 7, 30, 90], name="days", key="alerts-days", default=30,
+    format_func=lambda d: f"{d} d",
+)  # fmt: skip
 ad = ui.load(data.alerts_data, now, days or 30)
+marked = urlstate.integer("alert")
+official = ui.load(data.official_between, now - timedelta(days=(days or 30) + 1), now)
 
 
-def alert_rows(alerts, resolved: bool):
-    return [
-        {
-            "state": a.state,
-            "severity": a.severity,
-            "rule": a.rule,
-            "scope": a.scope_key,
-            "metric": a.metric,
-            "value": a.value,
-            "baseline": a.baseline,
-            "started (UTC)": a.begins_at.strftime("%Y-%m-%d %H:%M"),
-            **({"resolved (UTC)": a.resolved_at.strftime("%Y-%m-%d %H:%M")} if resolved and a.resolved_at else {}),
-            **({} if resolved else {"for": ui.ago(a.begins_at, now).replace(" ago", "")}),
-            "silenced": a.silenced,
-            "summary": a.summary,
-        }
-        for a in alerts
-    ]
+def vs_official(a) -> str:
+    """How long before (or after) the provider's own status page our alert fired."""
+    fired = a.fired_at or a.started_at
+    return lead_text(fired, matching_incident(a.provider, fired, official))
+
+
+def show(alerts) -> None:
+    """Fired at, worst and baseline in the metric's units; `view` opens the alert's own scope and time."""
+    alerts = sorted(alerts, key=lambda a: a.id != marked)  # an alert link's alert first (a stable sort)
+    table = alert_rows.rows(alerts, now)
+    for a, r in zip(alerts, table, strict=True):
+        r["vs provider's status page"] = vs_official(a)
+    st.dataframe(table, hide_index=True, width="stretch", column_config=alert_rows.link_column())
 
 
 firing, pending = [a for a in ad.live if a.state == "firing"], [a for a in ad.live if a.state == "pending"]
@@ -46,13 +49,13 @@ c[3].metric("Failed deliveries", sum(d.status == "failed" for d in ad.deliveries
 
 st.subheader("Firing and pending")
 if ad.live:
-    st.dataframe(alert_rows(ad.live, resolved=False), hide_index=True, width="stretch")
+    show(ad.live)
 else:
     st.success("Nothing is firing.", icon=":material/check_circle:")
 
 st.subheader("Resolved")
 if ad.past:
-    st.dataframe(alert_rows(ad.past, resolved=True), hide_index=True, width="stretch")
+    show(ad.past)
 else:
     st.caption("No alert resolved in this period.")
 

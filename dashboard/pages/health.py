@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import charts, data, health_view, status, ui
+from dashboard import charts, data, health_view, status, ui, urlstate
+from monitor.agent.public import status_links
 
 ui.header(
     "Provider health",
@@ -14,13 +15,10 @@ ui.header(
 targets = ui.require_targets()
 refs = {t.id: t for t in targets}
 providers = sorted({t.provider for t in targets})
-wanted = st.query_params.get("provider")
 now = data.now()
 c1, _ = st.columns([2, 5])
-provider = c1.selectbox(
-    "Provider", providers, index=providers.index(wanted) if wanted in providers else 0, key="health-provider"
-)
-st.query_params["provider"] = provider
+provider = urlstate.bound(c1.selectbox, "Provider", providers, name="provider", key="health-provider",
+                          default=providers[0])  # fmt: skip
 hd = ui.load(data.health_data, now, provider)
 states = health_view.current_states(hd.current)
 statuses = health_view.provider_statuses(states, refs, [a for a in hd.incidents if a.state == "firing"])
@@ -41,7 +39,7 @@ if not lanes:
     st.stop()
 
 st.subheader("Uptime")
-st.dataframe(health_view.uptime_rows(hd.daily, lanes, list(data.UPTIME_WINDOWS)), hide_index=True, width="stretch")
+st.dataframe(health_view.uptime_rows(hd.daily, lanes, data.UPTIME_WINDOWS), hide_index=True, width="stretch")
 st.subheader(f"Last {data.HEALTH_DAYS} days")
 colors, hover = health_view.daily_bars(hd.daily, lanes)
 st.plotly_chart(
@@ -67,3 +65,13 @@ else:
 base = (data.settings().dashboard_url or "").rstrip("/")
 st.caption("Share this page (read-only, no sign-in):")
 st.code(f"{base or 'http://<dashboard-host>:8501'}/health?provider={provider}", language=None)
+
+public = status_links(data.settings().dashboard_url)
+if public:
+    st.caption("Embed provider health elsewhere (served by `firsttoken run`, read-only):")
+    st.markdown(
+        f"![{provider} status]({public}/badge/{provider}.svg) · "
+        f"[status.json]({public}/status.json) (Statuspage v2 format) · "
+        f"[incidents feed]({public}/incidents.atom) (Atom)"
+    )
+    st.code(f"![{provider}]({public}/badge/{provider}.svg)", language="markdown")

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import streamlit as st
 
-from dashboard import charts, data, status, ui
+from dashboard import alert_rows, charts, coverage, data, status, ui
 from dashboard.charts_status import GridCell
 
 SILENT_AGENT = timedelta(minutes=10)
@@ -47,7 +47,8 @@ def body() -> None:
             text=ui.ms(r.recent_ttft_p50_ms),
             hover=(
                 f"{states[r.target.id]}<br>TTFT p50 {ui.ms(r.recent_ttft_p50_ms)} (baseline "
-                f"{ui.ms(r.baseline_ttft_p50_ms)})<br>errors {r.recent_failed} of {r.recent_measured} probes"
+                f"{ui.ms(r.baseline_ttft_p50_ms)}{coverage.note(r.baseline_hours * 3600, 86400)})"
+                f"<br>errors {ui.count(r.recent_failed)} of {ui.count(r.recent_measured)} probes"
                 f"<br>last sample {ui.ago(r.last_sample_at, now)}"
             ),
         )
@@ -55,6 +56,12 @@ def body() -> None:
     ]
     st.subheader("Matrix")
     st.plotly_chart(charts.overview_grid(cells), width="stretch", key="overview-grid")
+    # Plotly heatmaps send Streamlit no click selection: the cell's target is one pick away instead.
+    chosen = st.selectbox(
+        "Open a target", [r.target.id for r in rows], index=None, key="overview-open", placeholder="target id"
+    )
+    if chosen:
+        st.switch_page("pages/target.py", query_params={"target": chosen})
 
     left, right = st.columns([3, 2])
     with left:
@@ -64,8 +71,10 @@ def body() -> None:
                 {
                     "provider": h.provider,
                     "prompt": h.prompt,
-                    "probes": h.samples,
-                    "error rate": ui.pct(h.failed / h.samples if h.samples else None),
+                    "probes": ui.count(h.samples),
+                    "error rate": coverage.figure(
+                        ui.pct(h.failed / h.samples) if h.samples else None, h.covered_s, 3600
+                    ),
                     "TTFT p50": ui.ms(h.ttft_p50_ms),
                     "TTFT p90": ui.ms(h.ttft_p90_ms),
                     "TPS p50": ui.rate(h.tps_p50),
@@ -94,27 +103,28 @@ def body() -> None:
             hide_index=True,
             width="stretch",
         )
+    if od.spend_month:
+        st.subheader("Probe spend this month")
+        st.caption(
+            "From `prices:` (input, cached input, output including reasoning), since the 1st (UTC), "
+            "as of the last rollup (every few minutes)."
+        )
+        rows = [(s.provider, s.cost_usd, s.probes) for s in od.spend_month]
+        rows.append(("total", sum(r[1] for r in rows), sum(r[2] for r in rows)))
+        st.dataframe(
+            [{"provider": p, "spend": ui.usd(usd), "probes": n} for p, usd, n in rows],
+            hide_index=True,
+            width="stretch",
+        )
     st.subheader("Firing and pending alerts")
     if not od.live_alerts:
         st.success("Nothing is firing.", icon=":material/check_circle:")
     else:
         st.dataframe(
-            [
-                {
-                    "state": a.state,
-                    "severity": a.severity,
-                    "rule": a.rule,
-                    "scope": a.scope_key,
-                    "since": ui.ago(a.begins_at, now),
-                    "value": a.value,
-                    "baseline": a.baseline,
-                    "silenced": a.silenced,
-                    "summary": a.summary,
-                }
-                for a in od.live_alerts
-            ],
+            alert_rows.rows(od.live_alerts, now),
             hide_index=True,
             width="stretch",
+            column_config=alert_rows.link_column(),
         )
 
 

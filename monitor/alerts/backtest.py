@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
-from monitor.alerts.detect import DetectorSettings, SeriesDetector
+from monitor.alerts.detectors.detect import DetectorSettings, SeriesDetector
 
 TIMESTAMP_COLUMNS = ("timestamp", "started_at")
 EPOCH_MS_ABOVE = 1e11  # 1e11 s is the year 5138; 1e11 ms is 1973

@@ -33,8 +33,8 @@ from typing import Any
 from sqlalchemy import Engine
 
 from monitor.alerts import checkpoints
-from monitor.alerts.base import Evaluation
-from monitor.alerts.detect import DetectorSettings, SeriesDetector, settings_from_rule
+from monitor.alerts.detectors.base import Evaluation
+from monitor.alerts.detectors.detect import DetectorSettings, SeriesDetector, settings_from_rule
 from monitor.alerts.feed import fetch_new
 from monitor.alerts.grouping import GroupPolicy
 from monitor.alerts.lifecycle import RuleInput, step_rule
@@ -226,7 +226,8 @@ class AlertEngine:
             changes += step_rule(inp, muted, now, policy)
         for name, records in by_rule.items():  # rules no longer configured: resolve what they left open
             first = next(iter(records.values()))
-            inp = RuleInput(RuleView(name, first.severity, first.metric), records, {}, {})
+            view = RuleView(name, first.severity, first.metric, higher_is_worse=first.metric != "tps")
+            inp = RuleInput(view, records, {}, {})
             changes += step_rule(inp, muted, now, policy)
         return changes
 

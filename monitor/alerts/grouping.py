@@ -11,13 +11,14 @@ are inhibited: recorded, never notified.
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from monitor.alerts.records import FIRING, RESOLVED, AlertRecord, RuleView
+from monitor.alerts.records import FIRING, RESOLVED, AlertRecord, RuleView, track_values
 from monitor.alerts.scope import PROVIDER_REGION, Scope
-from monitor.alerts.summary import group_summary, resolved_summary
+from monitor.alerts.summary import group_summary, peak_text, resolved_summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +55,7 @@ def step_groups(
             if not firing or 2 * len(firing) < len(scopes):
                 closed.append(_resolve(current, firing, len(scopes), now, rule.reference))
             else:
-                live[key] = _update(current, firing, len(scopes), now, rule.reference)
+                live[key] = _update(current, firing, len(scopes), now, rule)
         elif len(firing) >= policy.min_firing and 2 * len(firing) > len(scopes):
             scope = scopes[0].group()
             opened = AlertRecord(
@@ -66,7 +67,7 @@ def step_groups(
                 started_at=min(r.started_at for r in firing),
                 fired_at=now,
             )
-            live[key] = _update(opened, firing, len(scopes), now, rule.reference)
+            live[key] = _update(opened, firing, len(scopes), now, rule)
     return closed, live
 
 
@@ -75,18 +76,33 @@ def _median(values: list[float | None]) -> float | None:
     return statistics.median(present) if present else None
 
 
-def _update(record: AlertRecord, firing: list[AlertRecord], members: int, now: datetime, reference: str) -> AlertRecord:
+def _mode(values: list[str | None]) -> str | None:
+    present = [v for v in values if v is not None]
+    return Counter(present).most_common(1)[0][0] if present else None
+
+
+def _update(record: AlertRecord, firing: list[AlertRecord], members: int, now: datetime, rule: RuleView) -> AlertRecord:
     value = _median([r.value for r in firing])
     baseline = _median([r.baseline for r in firing])
-    summary = group_summary(record.rule, record.scope, record.metric, len(firing), members, value, baseline, reference)
+    # A change rule's labels: the most common new and old label among the members.
+    value_text = _mode([r.value_text for r in firing])
+    baseline_text = _mode([r.baseline_text for r in firing])
+    summary = group_summary(
+        record.rule, record.scope, record.metric, len(firing), members, value, baseline, rule.reference
+    )
+    if value_text is not None:
+        summary = f"{summary.split(';')[0]}; {record.metric} mostly {baseline_text or 'n/a'} -> {value_text}"
     changed = (value, baseline, summary) != (record.value, record.baseline, record.summary)
-    return replace(
+    updated = replace(
         record,
         value=value,
         baseline=baseline,
+        value_text=value_text,
+        baseline_text=baseline_text,
         summary=summary,
         last_evaluated_at=now if changed or record.last_evaluated_at is None else record.last_evaluated_at,
     )
+    return track_values(updated, rule.higher_is_worse)
 
 
 def _resolve(
@@ -95,4 +111,5 @@ def _resolve(
     summary = group_summary(
         record.rule, record.scope, record.metric, len(firing), members, record.value, record.baseline, reference
     )
+    summary += peak_text(record.metric, record.fired_value, record.worst_value)
     return replace(record, state=RESOLVED, resolved_at=now, last_evaluated_at=now, summary=resolved_summary(summary))

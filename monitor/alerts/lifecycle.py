@@ -28,9 +28,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
-from monitor.alerts.base import FIRING as DETECTOR_FIRING
-from monitor.alerts.base import OK as DETECTOR_OK
-from monitor.alerts.base import Evaluation
+from monitor.alerts.detectors.base import FIRING as DETECTOR_FIRING
+from monitor.alerts.detectors.base import OK as DETECTOR_OK
+from monitor.alerts.detectors.base import Evaluation
 from monitor.alerts.grouping import GroupPolicy, step_groups
 from monitor.alerts.records import (
     FIRING,
@@ -42,9 +42,10 @@ from monitor.alerts.records import (
     AlertRecord,
     Change,
     RuleView,
+    track_values,
 )
 from monitor.alerts.scope import TARGET, Scope
-from monitor.alerts.summary import resolved_summary, target_summary
+from monitor.alerts.summary import resolved_summary, resolved_target_summary, target_summary
 
 __all__ = ["Change", "GroupPolicy", "RuleInput", "fold_target", "step_rule"]
 
@@ -76,7 +77,7 @@ def step_rule(
     for key, record in inp.live.items():
         if record.scope.kind == TARGET and key not in member_keys:
             # Target gone from the config, or the rule no longer matches it: the alert cannot resolve itself.
-            closed.append(_close(record, now, None, "no longer evaluated", rule.reference))
+            closed.append(_close(record, now, None, "no longer evaluated", rule))
     groups_closed, groups_live = step_groups(rule, inp.live, live, inp.members, now, policy)
     closed += groups_closed
     released = dict(inp.groups_resolved_at)
@@ -121,9 +122,7 @@ def fold_target(
         at = datetime.fromtimestamp(ev.timestamp, UTC)
         if ev.state == DETECTOR_OK:
             if live is not None:
-                closed.append(
-                    _close(live, at, ev, "accepted as the new normal" if ev.new_normal else "", rule.reference)
-                )
+                closed.append(_close(live, at, ev, "accepted as the new normal" if ev.new_normal else "", rule))
                 live = None
             continue
         if live is None:
@@ -132,36 +131,49 @@ def fold_target(
             )
         if ev.state == DETECTOR_FIRING and live.state == PENDING:
             live = replace(live, state=FIRING, fired_at=at, clear_count=0)
-        live = _observe(live, ev, at, rule.reference)
+        live = _observe(live, ev, at, rule)
     return closed, live
 
 
-def _observe(record: AlertRecord, ev: Evaluation, at: datetime, reference: str) -> AlertRecord:
+def _observe(record: AlertRecord, ev: Evaluation, at: datetime, rule: RuleView) -> AlertRecord:
     if not ev.evaluated:
         return record
     value = ev.value if ev.value is not None else record.value
     baseline = ev.baseline if ev.baseline is not None else record.baseline
+    value_text = ev.value_text if ev.value_text is not None else record.value_text
+    baseline_text = ev.baseline_text if ev.baseline_text is not None else record.baseline_text
     if record.state == PENDING:
         counts = {"pending_count": record.pending_count + (1 if ev.condition else 0)}
     else:
         counts = {"clear_count": 0 if ev.condition else record.clear_count + 1}
-    return replace(
+    summary = target_summary(
+        record.rule, record.scope, record.metric, value, baseline, rule.reference, value_text, baseline_text
+    )
+    record = replace(
         record,
         value=value,
         baseline=baseline,
+        value_text=value_text,
+        baseline_text=baseline_text,
         last_evaluated_at=at,
-        summary=target_summary(record.rule, record.scope, record.metric, value, baseline, reference),
+        summary=summary,
         **counts,
     )
+    return track_values(record, rule.higher_is_worse)
 
 
-def _close(record: AlertRecord, at: datetime, ev: Evaluation | None, reason: str, reference: str) -> AlertRecord:
-    """A pending record that closes is dropped (state stays pending); a firing one resolves."""
+def _close(record: AlertRecord, at: datetime, ev: Evaluation | None, reason: str, rule: RuleView) -> AlertRecord:
+    """A pending record that closes is dropped (state stays pending); a firing one resolves.
+    Its last `value` is then the value it resolved at; the clearing value never counts as worst."""
     if record.state == PENDING:
         return record
     if ev is not None and ev.evaluated:
-        record = _observe(record, ev, at, reference)
-    return replace(record, state=RESOLVED, resolved_at=at, summary=resolved_summary(record.summary, reason))
+        record = replace(_observe(record, ev, at, rule), worst_value=record.worst_value)
+    text = resolved_target_summary(
+        record.rule, record.scope, record.metric, record.value, record.baseline,
+        record.fired_value, record.worst_value, rule.reference,
+    )  # fmt: skip
+    return replace(record, state=RESOLVED, resolved_at=at, summary=resolved_summary(text, reason))
 
 
 def _closed_change(record: AlertRecord, now: datetime) -> Change:

@@ -34,6 +34,8 @@ from sqlalchemy import Engine, and_, exists, select, update
 from sqlalchemy.orm import aliased
 
 from monitor.alerts.notifiers import DeliveryError, build_notifier
+from monitor.alerts.records import FIRING_EVENT, REPEAT_EVENT
+from monitor.alerts.store import queue_resend
 from monitor.redact import redact
 from monitor.storage.models import NotificationOutbox
 
@@ -115,6 +117,7 @@ class OutboxDelivery:
                     now = self.clock()
                     if outcome is None:
                         self._finish(engine, row, status=SENT, sent_at=now, last_error=None)
+                        self._chain_resend(engine, row, configs.get(row.notifier), now)
                         sent += 1
                         continue
                     if outcome.retryable:  # the receiver is down: its other rows wait for the next run
@@ -189,6 +192,18 @@ class OutboxDelivery:
                 update(OUTBOX)
                 .where(OUTBOX.c.id == row.id, OUTBOX.c.status == PENDING, OUTBOX.c.attempts == row.attempts)
                 .values(**values)
+            )
+
+    def _chain_resend(self, engine: Engine, row: _Claimed, config: Any, now: datetime) -> None:
+        """A notifier whose config sets `resend_every_s` (Alertmanager) hears about a firing alert
+        again that long after each delivered firing or repeat, through the same outbox: the next
+        `repeat` row is queued, due then, as long as the alert fires unsilenced."""
+        every_s = getattr(config, "resend_every_s", None)
+        if not every_s or row.event not in (FIRING_EVENT, REPEAT_EVENT):
+            return
+        with engine.begin() as conn:
+            queue_resend(
+                conn, row.alert_id, row.notifier, row.payload, now=now, due_at=now + timedelta(seconds=every_s)
             )
 
     def _release(self, engine: Engine, row: _Claimed) -> None:

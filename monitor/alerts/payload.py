@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from monitor.alerts.links import alert_url
 from monitor.alerts.records import RESOLVED, RESOLVED_EVENT, AlertRecord
 
 BODY_KEYS = (
@@ -21,6 +22,8 @@ BODY_KEYS = (
     "metric",
     "value",
     "baseline",
+    "fired_value",
+    "worst_value",
     "started_at",
     "resolved_at",
     "summary",
@@ -33,8 +36,18 @@ def iso(value: datetime | None) -> str | None:
 
 
 def build_body(record: AlertRecord, event: str, alert_id: int, dashboard_url: str | None) -> dict[str, Any]:
-    """The webhook body of one event; `repeat` is a `firing` body sent again."""
+    """The webhook body of one event; `repeat` is a `firing` body sent again.
+
+    `dashboard_url` is the configured base; the body carries the deep link to the
+    alert's own view (monitor.alerts.links), which every notifier passes on."""
     resolved = event == RESOLVED_EVENT or record.state == RESOLVED
+    link = alert_url(
+        dashboard_url,
+        alert_id=alert_id,
+        scope=record.scope.labels(),
+        started_at=record.started_at,
+        resolved_at=record.resolved_at if resolved else None,
+    )
     return {
         "status": "resolved" if resolved else "firing",
         "alert_id": alert_id,
@@ -42,12 +55,15 @@ def build_body(record: AlertRecord, event: str, alert_id: int, dashboard_url: st
         "severity": record.severity,
         "scope": record.scope.labels(),
         "metric": record.metric,
-        "value": _finite(record.value),
-        "baseline": _finite(record.baseline),
+        # A change alert's value and baseline are labels: the new upstream or build, and the old one.
+        "value": record.value_text if record.value_text is not None else _finite(record.value),
+        "baseline": record.baseline_text if record.baseline_text is not None else _finite(record.baseline),
+        "fired_value": _finite(record.fired_value),
+        "worst_value": _finite(record.worst_value),
         "started_at": iso(record.started_at),
         "resolved_at": iso(record.resolved_at) if resolved else None,
         "summary": record.summary or "",
-        "dashboard_url": dashboard_url,
+        "dashboard_url": link,
     }
 
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from monitor.alerts.scope import Scope
+from monitor.units import HOUR_S
 
 PENDING, FIRING, RESOLVED = "pending", "firing", "resolved"
 LIVE_STATES = (PENDING, FIRING)
 FIRING_EVENT, REPEAT_EVENT, RESOLVED_EVENT = "firing", "repeat", "resolved"
-HOUR_S = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +27,10 @@ class AlertRecord:
     resolved_at: datetime | None = None
     value: float | None = None  # the metric's current value, in its units
     baseline: float | None = None  # what is normal for it (regression) or the bound (threshold): RuleView.reference
+    value_text: str | None = None  # kind: change: the new label
+    baseline_text: str | None = None  # kind: change: the established label it left
+    fired_value: float | None = None  # `value` when the alert went firing
+    worst_value: float | None = None  # the worst `value` while firing (RuleView.higher_is_worse says which way)
     last_evaluated_at: datetime | None = None
     last_notified_at: datetime | None = None  # None while firing: nobody has been paged yet
     pending_count: int = 0
@@ -48,12 +52,34 @@ class RuleView:
     severity: str = "page"
     metric: str = "ttft_ms"
     repeat_interval_s: float = 4 * HOUR_S
-    reference: str = "baseline"  # what an alert's `baseline` holds, in words: "baseline" or "threshold"
+    reference: str = "baseline"  # what an alert's `baseline` holds, in words: "baseline", "threshold", "was"
+    higher_is_worse: bool = True  # latencies and error rates; False for tps and `below` thresholds
 
     @classmethod
     def of(cls, rule) -> RuleView:
-        reference = "threshold" if rule.kind == "threshold" else "baseline"
-        return cls(rule.name, rule.severity, rule.metric, rule.repeat_interval_s, reference)
+        reference = {"threshold": "threshold", "change": "was"}.get(rule.kind, "baseline")
+        return cls(rule.name, rule.severity, rule.metric, rule.repeat_interval_s, reference, higher_is_worse(rule))
+
+
+def higher_is_worse(rule) -> bool:
+    """Which way a rule's metric goes bad: a `below` threshold and decode speed get worse downwards."""
+    if getattr(rule, "kind", None) == "threshold":
+        return getattr(rule, "below", None) is None
+    return rule.metric != "tps"
+
+
+def track_values(record: AlertRecord, higher_worse: bool) -> AlertRecord:
+    """Keep the value the alert fired at and its worst value since, from its current `value`."""
+    if record.state != FIRING or record.value is None:
+        return record
+    value = record.value
+    fired = record.fired_value if record.fired_value is not None else value
+    worst = record.worst_value
+    if worst is None or (value > worst if higher_worse else value < worst):
+        worst = value
+    if fired == record.fired_value and worst == record.worst_value:
+        return record
+    return replace(record, fired_value=fired, worst_value=worst)
 
 
 @dataclass(frozen=True, slots=True)

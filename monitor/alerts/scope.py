@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from monitor.sample import target_id
+
 TARGET, PROVIDER_REGION = "target", "provider_region"
 
 
@@ -31,7 +33,7 @@ class Scope:
     def key(self) -> str:
         if self.model is None:
             return self.group_key
-        return f"{self.provider}/{self.model}@{self.region}:{self.prompt}"
+        return target_id(self.provider, self.model, self.region, self.prompt)
 
     @property
     def group_key(self) -> str:

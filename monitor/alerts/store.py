@@ -17,11 +17,13 @@ from sqlalchemy import Connection, delete, func, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from monitor.alerts.official import MATCH_WINDOW, lead_text, matching_incident
 from monitor.alerts.payload import build_body
-from monitor.alerts.records import LIVE_STATES, REPEAT_EVENT, RESOLVED, AlertRecord, Change
+from monitor.alerts.records import FIRING, LIVE_STATES, REPEAT_EVENT, RESOLVED, RESOLVED_EVENT, AlertRecord, Change
 from monitor.alerts.scope import PROVIDER_REGION, Scope
 from monitor.redact import redact
 from monitor.storage.models import Alert, NotificationOutbox
+from monitor.storage.queries.official import incidents_near
 
 ALERTS = Alert.__table__
 OUTBOX = NotificationOutbox.__table__
@@ -35,6 +37,10 @@ _RECORD_COLUMNS = (
     "resolved_at",
     "value",
     "baseline",
+    "value_text",
+    "baseline_text",
+    "fired_value",
+    "worst_value",
     "last_evaluated_at",
     "last_notified_at",
     "pending_count",
@@ -78,13 +84,6 @@ def group_resolutions(conn: Connection, since: datetime) -> dict[tuple[str, str]
     return {(rule, key): at for rule, key, at in conn.execute(query)}
 
 
-def list_alerts(conn: Connection, *, live_only: bool = False, limit: int = 100) -> list[AlertRecord]:
-    query = select(ALERTS).order_by(ALERTS.c.id.desc()).limit(limit)
-    if live_only:
-        query = query.where(ALERTS.c.state.in_(LIVE_STATES))
-    return [record_from_row(r) for r in conn.execute(query)]
-
-
 def apply_changes(
     conn: Connection,
     changes: Iterable[Change],
@@ -111,13 +110,59 @@ def apply_changes(
         else:
             alert_id = record.id
             conn.execute(update(ALERTS).where(ALERTS.c.id == alert_id).values(**_row_values(record)))
+        note = _official_note(conn, record) if change.events else ""
         for event in change.events:
             body = build_body(record, event, alert_id, url)
+            if note:  # how far ahead of the provider's own status page this alert fired
+                body["official_incident"] = note
             seq = _next_repeat_seq(conn, alert_id) if event == REPEAT_EVENT else 0
             for notifier in notifiers:
                 if notifier.wants(record.severity):
+                    if event == RESOLVED_EVENT:
+                        _drop_unsent_repeats(conn, alert_id, notifier.name)
                     queued += _enqueue(conn, alert_id, event, seq, notifier.name, body, now)
     return queued
+
+
+def _official_note(conn: Connection, record: AlertRecord) -> str:
+    if record.scope.provider is None:
+        return ""
+    fired = record.fired_at or record.started_at
+    near = incidents_near(conn, record.scope.provider, fired, MATCH_WINDOW)
+    return lead_text(fired, matching_incident(record.scope.provider, fired, near))
+
+
+def _drop_unsent_repeats(conn: Connection, alert_id: int, notifier: str) -> None:
+    """A repeat not yet tried has nothing left to say once the alert resolved; left queued it would
+    hold the resolution back until its own due time (rows of one alert go out in order)."""
+    conn.execute(
+        delete(OUTBOX).where(
+            OUTBOX.c.alert_id == alert_id,
+            OUTBOX.c.notifier == notifier,
+            OUTBOX.c.event == REPEAT_EVENT,
+            OUTBOX.c.status == "pending",
+            OUTBOX.c.attempts == 0,
+        )
+    )
+
+
+def queue_resend(
+    conn: Connection, alert_id: int, notifier: str, body: dict[str, Any], *, now: datetime, due_at: datetime
+) -> int:
+    """Chain the next `repeat` of a firing alert to one notifier that wants a re-post every so often
+    (Alertmanager forgets an alert it stops hearing about). Nothing when the alert no longer fires,
+    is silenced, or already has a row waiting for this notifier. Runs in the caller's transaction."""
+    alert = conn.execute(select(ALERTS.c.state, ALERTS.c.silenced).where(ALERTS.c.id == alert_id)).first()
+    if alert is None or alert.state != FIRING or alert.silenced:
+        return 0
+    waiting = conn.execute(
+        select(func.count())
+        .select_from(OUTBOX)
+        .where(OUTBOX.c.alert_id == alert_id, OUTBOX.c.notifier == notifier, OUTBOX.c.status == "pending")
+    ).scalar()
+    if waiting:
+        return 0
+    return _enqueue(conn, alert_id, REPEAT_EVENT, _next_repeat_seq(conn, alert_id), notifier, body, now, due_at=due_at)
 
 
 def _next_repeat_seq(conn: Connection, alert_id: int) -> int:
@@ -128,7 +173,15 @@ def _next_repeat_seq(conn: Connection, alert_id: int) -> int:
 
 
 def _enqueue(
-    conn: Connection, alert_id: int, event: str, seq: int, notifier: str, body: dict[str, Any], now: datetime
+    conn: Connection,
+    alert_id: int,
+    event: str,
+    seq: int,
+    notifier: str,
+    body: dict[str, Any],
+    now: datetime,
+    *,
+    due_at: datetime | None = None,
 ) -> int:
     dialect_insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
     stmt = dialect_insert(OUTBOX).values(
@@ -139,7 +192,7 @@ def _enqueue(
         payload=body,
         status="pending",
         attempts=0,
-        next_attempt_at=now,
+        next_attempt_at=due_at or now,
         created_at=now,
     )
     # The unique (alert, event, notifier, seq) key is the last line of defence against a duplicate page.

@@ -2,30 +2,36 @@
 
 from __future__ import annotations
 
+from monitor import fmt
 from monitor.alerts.scope import Scope
 
 
-def format_value(metric: str, value: float | None) -> str:
-    """`412 ms`, `38.5 tok/s`, `23%`: the metric's unit, rounded for reading."""
+def format_value(metric: str, value: float | str | None) -> str:
+    """`412 ms`, `38.5 tok/s`, `4.2%`: the metric's unit, rounded for reading (monitor.fmt); a change rule's label."""
     if value is None:
         return "n/a"
-    if metric == "error_rate":
-        return f"{value * 100:.0f}%"
-    if metric == "tps":
-        return f"{value:.1f} tok/s"
-    return f"{value:.0f} ms" if value >= 10 else f"{value:.1f} ms"
+    return value if isinstance(value, str) else fmt.metric(metric, value)
 
 
 def change_text(value: float | None, baseline: float | None) -> str:
-    if value is None or not baseline:
-        return ""
-    return f" ({(value / baseline - 1) * 100:+.0f}%)"
+    text = fmt.change(value, baseline)
+    return f" ({text})" if text else ""
 
 
 def target_summary(
-    rule: str, scope: Scope, metric: str, value: float | None, baseline: float | None, reference: str = "baseline"
+    rule: str,
+    scope: Scope,
+    metric: str,
+    value: float | None,
+    baseline: float | None,
+    reference: str = "baseline",
+    value_text: str | None = None,
+    baseline_text: str | None = None,
 ) -> str:
-    """`reference` names what `baseline` is: the series' own normal, or a rule's threshold."""
+    """`reference` names what `baseline` is: the series' own normal, or a rule's threshold.
+    A change rule's values are labels: `served_by of X changed from A to B`."""
+    if value_text is not None or baseline_text is not None:
+        return f"{rule}: {metric} of {scope.key} changed from {baseline_text or 'n/a'} to {value_text or 'n/a'}"
     return (
         f"{rule}: {metric} of {scope.key} is {format_value(metric, value)}"
         f", {reference} {format_value(metric, baseline)}{change_text(value, baseline)}"
@@ -47,6 +53,30 @@ def group_summary(
         f"{metric} median {format_value(metric, value)}, {reference} {format_value(metric, baseline)}"
         f"{change_text(value, baseline)}"
     )
+
+
+def resolved_target_summary(
+    rule: str,
+    scope: Scope,
+    metric: str,
+    value: float | None,
+    baseline: float | None,
+    fired: float | None,
+    worst: float | None,
+    reference: str = "baseline",
+) -> str:
+    """A resolution reads as one: the value it resolved at is labelled so, beside how bad it got
+    (an 818 ms resolution against an 867 ms baseline is not an improvement, it is the end of a 1.9 s spell)."""
+    return (
+        f"{rule}: {metric} of {scope.key} resolved at {format_value(metric, value)}"
+        f", {reference} {format_value(metric, baseline)}{peak_text(metric, fired, worst)}"
+    )
+
+
+def peak_text(metric: str, fired: float | None, worst: float | None) -> str:
+    if fired is None and worst is None:
+        return ""
+    return f"; fired at {format_value(metric, fired)}, worst {format_value(metric, worst)}"
 
 
 def resolved_summary(summary: str | None, reason: str = "") -> str:

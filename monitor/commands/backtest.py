@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from monitor.cli import DEFAULT_CONFIG
+from monitor.commands import DEFAULT_CONFIG
 from monitor.config_schema import METRICS
 from monitor.errors import UsageError
 
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
 
 def select_rules(config_path: str, rule_name: str | None, metric: str | None):
     """[(rule name, DetectorSettings)] for this run (UsageError / ConfigurationError for exit 2)."""
-    from monitor.alerts.detect import default_settings, settings_from_rule
+    from monitor.alerts.detectors.detect import default_settings, settings_from_rule
 
     config_rules = ()
     if os.path.exists(config_path):

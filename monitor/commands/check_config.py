@@ -21,6 +21,7 @@ from typing import TextIO
 from urllib.parse import urlsplit, urlunsplit
 
 from monitor.config import DEFER, Config, ConfigError, load_config
+from monitor.probe.cost import project_monthly, report_lines
 from monitor.redact import MASK, redact
 from monitor.units import format_duration
 
@@ -80,6 +81,8 @@ def report(config: Config, config_path: str) -> str:
         "",
         summary(config),
         *notes(config),
+        "",
+        *report_lines(project_monthly(config), config.budget),
     ]
     return "\n".join(lines) + "\n"
 
@@ -116,6 +119,39 @@ def notes(config: Config) -> list[str]:
     available = set(registered_protocols())
     for protocol in sorted({p.protocol for p in config.providers.values()} - available):
         out.append(f"note: protocol {protocol!r} is not available in this build; its targets will fail")
+    return out + capacity_notes(config)
+
+
+def capacity_notes(config: Config) -> list[str]:
+    """Provider-regions whose cap keeps their schedule only while probes are quicker than a flagship's.
+
+    By Little's law a route starting `rate` probes a second keeps its schedule
+    under a cap of `cap` in flight while probes average under cap / rate
+    seconds; `firsttoken run` says the same from the durations it observes.
+    """
+    from monitor.agent.caps import GLOBAL_CEILING, INITIAL_DURATION_S, PER_ROUTE_CEILING
+
+    rates: dict[str, float] = {}
+    for t in config.targets_for_agent(config.agent):
+        rates[f"{t.provider}@{t.region}"] = rates.get(f"{t.provider}@{t.region}", 0.0) + 1.0 / t.interval_s
+    per_route = config.defaults.max_per_provider_region
+    out = []
+    for route, rate in sorted(rates.items()):
+        cap = per_route if per_route is not None else PER_ROUTE_CEILING
+        budget_s = cap / rate
+        if budget_s < INITIAL_DURATION_S:
+            setting = "max_per_provider_region" if per_route is not None else "the auto ceiling"
+            out.append(
+                f"note: {route} starts {rate:.2f} probes/s; under its cap of {cap} in flight ({setting}) it keeps "
+                f"its schedule only while probes average under {budget_s:.1f} s"
+            )
+    total = sum(rates.values())
+    cap = config.defaults.max_concurrency if config.defaults.max_concurrency is not None else GLOBAL_CEILING
+    if total and cap / total < INITIAL_DURATION_S:
+        out.append(
+            f"note: agent {config.agent} starts {total:.2f} probes/s; under max_concurrency {cap} it keeps "
+            f"its schedule only while probes average under {cap / total:.1f} s"
+        )
     return out
 
 

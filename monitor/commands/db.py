@@ -6,6 +6,7 @@ import argparse
 import os
 from datetime import UTC, datetime
 
+from monitor.commands import DEFAULT_CONFIG
 from monitor.errors import UsageError
 from monitor.storage.db import ENV_DATABASE_URL, database_url_from, make_engine, redact_url
 
@@ -23,8 +24,8 @@ def database_url_for(args: argparse.Namespace) -> str:
     """
     if os.environ.get(ENV_DATABASE_URL):
         return database_url_from()
-    path = getattr(args, "config", "firsttoken.yaml")
-    if path == "firsttoken.yaml" and not os.path.exists(path):
+    path = getattr(args, "config", DEFAULT_CONFIG)
+    if path == DEFAULT_CONFIG and not os.path.exists(path):
         return database_url_from()
     from monitor.config import load_config
 

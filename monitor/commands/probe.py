@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import fnmatch
-import json
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -13,26 +12,29 @@ from urllib.parse import urlsplit
 
 from monitor.errors import UsageError
 from monitor.eventloop import run_async
-from monitor.http import ClientLanes
-from monitor.http import warm_up as warm_up_network
-from monitor.probe import probe_target
-from monitor.sample import Sample
-from monitor.tokens import warm_up
+from monitor.probe.runner import probe_target
+from monitor.probe.tokens import warm_up
+from monitor.probe.transport.lanes import ClientLanes
+from monitor.probe.transport.lanes import warm_up as warm_up_network
+from monitor.sample import Sample, outcome_label, write_json
 
 
 def select_targets(targets: Sequence, pattern: str) -> list:
     return [t for t in targets if fnmatch.fnmatchcase(t.id, pattern)]
 
 
-async def probe_many(targets: Sequence, *, repeat: int, concurrency: int, agent: str, secrets, on_sample) -> None:
-    """Probe each target `repeat` times with at most `concurrency` in flight."""
+async def probe_many(
+    targets: Sequence, *, repeat: int, concurrency: int, agent: str, secrets, on_sample, prices=None
+) -> None:
+    """Probe each target `repeat` times with at most `concurrency` in flight; `prices`: config.price."""
     gate = asyncio.Semaphore(concurrency)
     await warm_up_network(tuple({urlsplit(t.base_url).hostname or "localhost" for t in targets}))
     async with ClientLanes() as lanes:
 
         async def one(target) -> None:
             async with gate, lanes.lane(target.base_url) as client:
-                sample = await probe_target(client, target, agent=agent, secrets=secrets)
+                price = prices(target.provider, target.model) if prices else None
+                sample = await probe_target(client, target, agent=agent, secrets=secrets, price=price)
             on_sample(sample)
 
         for _ in range(repeat):
@@ -72,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
             agent=config.agent,
             secrets=config.secrets,
             on_sample=on_sample,
+            prices=config.price,
         )
     )
     printer.finish()
@@ -87,7 +90,7 @@ class JsonPrinter:
         self.out = out
 
     def add(self, sample: Sample) -> None:
-        self.out.write(json.dumps(sample.to_dict(), separators=(",", ":"), default=str) + "\n")
+        write_json((sample,), self.out)
         self.out.flush()
 
     def finish(self) -> None:
@@ -123,7 +126,7 @@ class TablePrinter:
         )
         cells = (
             sample.target,
-            "ok" if sample.ok else str(sample.error_kind),
+            outcome_label(sample),
             _num(sample.ttfb_ms),
             _num(sample.ttft_ms),
             _num(sample.ttft_answer_ms),

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from monitor.agent.service import Service, ServiceOptions
 from monitor.config import load_config
 from monitor.errors import UsageError
 from monitor.eventloop import run_async
-from monitor.service import Service, ServiceOptions
 from monitor.units import parse_size
 
 
@@ -16,6 +16,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--listen", default="127.0.0.1:9464", help="HOST:PORT for /metrics and /healthz")
     p.add_argument(
         "--spool-dir", help="where samples wait while the database is down (default ./firsttoken-spool-AGENT)"
+    )
+    p.add_argument(
+        "--probe-workers",
+        type=int,
+        help="processes that probe (one event loop each); default: one per 40 probes/s, up to the CPUs; 1: this one",
     )
     p.add_argument(
         "--spool-max-bytes",
@@ -39,12 +44,22 @@ def parse_spool_size(value: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from monitor.agent.official import POLL_EVERY_S, poll_status_pages
     from monitor.alerts.engine import alert_jobs_for
     from monitor.storage import check_schema, make_engine
 
     host, port = parse_listen(args.listen)
     spool_max_bytes = parse_spool_size(args.spool_max_bytes)
     config = load_config(args.config)
+    if config.budget is not None:
+        from monitor.probe.cost import budget_verdict, project_monthly
+
+        verdict = budget_verdict(project_monthly(config), config.budget)
+        if verdict and config.budget.action == "refuse":
+            print(f"firsttoken run: {verdict}; not starting (budget.action refuse)", file=sys.stderr)
+            return 2
+        if verdict:
+            print(f"firsttoken run: warning: {verdict}", file=sys.stderr)
     engine = make_engine(config.database_url)
     try:
         problem = check_schema(engine)
@@ -53,6 +68,14 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         print(f"firsttoken run: {problem}", file=sys.stderr)
         return 1
-    options = ServiceOptions(args.config, host, port, spool_dir=args.spool_dir, spool_max_bytes=spool_max_bytes)
+    options = ServiceOptions(
+        args.config,
+        host,
+        port,
+        spool_dir=args.spool_dir,
+        spool_max_bytes=spool_max_bytes,
+        probe_workers=args.probe_workers,
+    )
     options.leader_jobs.update(alert_jobs_for(config.alerting))
+    options.leader_jobs["status-pages"] = (POLL_EVERY_S, poll_status_pages)  # providers' official incidents
     return run_async(Service(options, config).run())

@@ -7,15 +7,13 @@ JSON and CSV carry the fields of `probe --json` plus `agent` and `id`
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TextIO
 
 from monitor.errors import UsageError
-from monitor.sample import SAMPLE_FIELDS, Sample
+from monitor.sample import Sample, outcome_label, write_csv, write_json
 from monitor.units import DURATION_HINT, parse_duration
 
 TABLE_COLUMNS = (
@@ -79,29 +77,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_json(samples: Sequence[Sample], out: TextIO) -> None:
-    for sample in samples:
-        out.write(json.dumps(sample.to_dict(), separators=(",", ":"), default=str) + "\n")
-
-
-def write_csv(samples: Sequence[Sample], out: TextIO) -> None:
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(SAMPLE_FIELDS)
-    for sample in samples:
-        row = sample.to_dict()
-        writer.writerow(_csv_cell(row[name]) for name in SAMPLE_FIELDS)
-
-
-def _csv_cell(value: object) -> object:
-    if value is None:
-        return ""
-    if isinstance(value, bool):  # the JSON spelling, so both outputs read the same
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return json.dumps(value, separators=(",", ":"))
-    return value
-
-
 def write_table(samples: Sequence[Sample], out: TextIO) -> None:
     out.write("  ".join(name.ljust(width) for name, width in TABLE_COLUMNS).rstrip() + "\n")
     for s in samples:
@@ -110,7 +85,7 @@ def write_table(samples: Sequence[Sample], out: TextIO) -> None:
             s.started_at.astimezone(UTC).isoformat(timespec="milliseconds"),
             s.agent,
             s.target,
-            "ok" if s.ok else str(s.error_kind),
+            outcome_label(s),
             _num(s.ttft_ms),
             _num(s.ttft_answer_ms),
             _num(s.total_ms),

@@ -17,8 +17,9 @@ from typing import Any
 from monitor.config.errors import did_you_mean, path_of, problem
 from monitor.config.fields import LoadContext
 from monitor.config.prompts import Prompt
-from monitor.config.schema import Check, Defaults, FileSpec, Provider, timeout_message
+from monitor.config.schema import Check, Defaults, FileSpec, Provider, registered_protocols, timeout_message
 from monitor.config.values import Target
+from monitor.protocols.base import get_protocol
 from monitor.sample import TargetKey
 
 MAX_TARGETS = 200_000  # 20x the sizing of DESIGN §9; more is a typo'd product, not a plan
@@ -105,6 +106,7 @@ def _expand(
                     return ()
                 target = _target(key, check, provider, prompt, base_url, defaults)
                 _check_timeouts(ctx, target, i, check, provider)
+                _check_capabilities(ctx, i, provider, prompt)
                 targets[key.id] = target
     for (i, first), ids in clashes.items():
         produced = f"{len(ids)} target(s) already produced by {path_of(('checks', first))}"
@@ -138,6 +140,16 @@ def _target(
         canonical_model=provider.canonical.get(key.model, key.model),
         reasoning=prompt.reasoning or provider.reasoning,
     )
+
+
+def _check_capabilities(ctx: LoadContext, i: int, provider: Provider, prompt: Prompt) -> None:
+    """A prompt may ask for what the provider's wire protocol cannot express (issue 16):
+    the protocol module says what it supports; the error names the provider."""
+    if prompt.response_format is None or provider.protocol not in registered_protocols():
+        return  # an unknown protocol is reported where the provider is read
+    if not get_protocol(provider.protocol).supports_response_format:
+        cannot = f"which provider {provider.name!r} (protocol {provider.protocol}) cannot express"
+        ctx.errors.append(problem(("checks", i), f"prompt {prompt.name!r} has response_format, {cannot}"))
 
 
 def _check_timeouts(ctx: LoadContext, target: Target, i: int, check: Check, provider: Provider) -> None:

@@ -23,6 +23,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from monitor.config.errors import did_you_mean, fail, kind, problem
 from monitor.config.fields import (
+    ENV_REF,
     Bool,
     Headers,
     Json,
@@ -72,14 +73,27 @@ def timeout_message(ttft_timeout_s: float, timeout_s: float) -> str:
     )
 
 
+def _auto(value: Any) -> Any:
+    return None if isinstance(value, str) and value.strip() == "auto" else value
+
+
+Cap = Annotated[
+    number(1, 100_000, integer=True) | None,
+    BeforeValidator(_auto),
+    WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 1, "maximum": 100_000}, {"const": "auto"}, ENV_REF]}),
+]
+
+
 @spec
 class Defaults:
     interval_s: seconds(DAY) = alias("interval", 300.0)
     timeout_s: seconds(HOUR) = alias("timeout", 60.0)
     ttft_timeout_s: seconds(HOUR) = alias("ttft_timeout", 30.0)
     cache_bust: Bool = True
-    max_concurrency: number(1, 100_000, integer=True) = 64  # probes in flight on this agent
-    max_per_provider_region: number(1, 100_000, integer=True) = 8  # in flight against one provider region
+    # Probes in flight on this agent / against one provider region. None (`auto`, the default):
+    # sized from the schedule and observed probe durations within a ceiling (monitor.agent.caps).
+    max_concurrency: Cap = None
+    max_per_provider_region: Cap = None
 
     def _finish(self, ctx: LoadContext | None) -> list[dict]:
         bad = self.ttft_timeout_s > self.timeout_s

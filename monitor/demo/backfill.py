@@ -16,11 +16,16 @@ evaluates the blocks already done, in order.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import itertools
 import multiprocessing
+import pickle
 import signal
+import socket
+import struct
 import sys
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -28,11 +33,11 @@ from datetime import UTC, datetime
 
 import httpx
 
+from monitor.agent.scheduler import next_grid_time_s, phase_offset_s
 from monitor.demo.incidents import DemoSource, Incident
 from monitor.demo.virtual_time import VirtualClock, VirtualTransport
-from monitor.probe import probe_target
+from monitor.probe.runner import probe_target
 from monitor.sample import Sample
-from monitor.scheduler import next_grid_time_s, phase_offset_s
 from monitor.simulator.catalogue import BehaviourSource
 
 MIN_INTERVAL_S = 60.0
@@ -78,14 +83,18 @@ async def probe_span(
     *,
     agent: str,
     seed: int | None = None,
+    prices: Sequence | None = None,
 ) -> list[tuple[float, Sample]]:
-    """Every probe of [start_s, end_s) in simulated time: (planned time, sample), in time order."""
+    """Every probe of [start_s, end_s) in simulated time: (planned time, sample), in time order.
+    `prices[i]` (a config Price or None) gives target i's samples their cost_usd."""
     clock = VirtualClock()
     out = []
     async with httpx.AsyncClient(transport=VirtualTransport(source, clock, seed=seed)) as client:
         for t_s, i in probe_times(targets, start_s, end_s, interval_s):
             clock.set_s(t_s)
-            out.append((t_s, await probe_target(client, targets[i], agent=agent, sched_lag_ms=0.0, clock=clock)))
+            price = prices[i] if prices else None
+            sample = await probe_target(client, targets[i], agent=agent, sched_lag_ms=0.0, clock=clock, price=price)
+            out.append((t_s, sample))
     return out
 
 
@@ -100,27 +109,93 @@ class Job:
     agent: str
     seed: int = 0
 
-    def load(self) -> tuple[list, BehaviourSource]:
+    def load(self) -> tuple[list, BehaviourSource, list]:
         from monitor.config import load_config
 
-        by_id = {t.id: t for t in load_config(self.config_path).targets}
-        return [by_id[i] for i in self.target_ids], DemoSource(self.incidents)
+        config = load_config(self.config_path)
+        by_id = {t.id: t for t in config.targets}
+        targets = [by_id[i] for i in self.target_ids]
+        return targets, DemoSource(self.incidents), [config.price(t.provider, t.model) for t in targets]
 
 
-_loaded: dict[Job, tuple[list, BehaviourSource]] = {}
+_loaded: dict[Job, tuple[list, BehaviourSource, list]] = {}
 
-
-def _init_worker() -> None:
-    # The terminal's Ctrl-C reaches the whole process group: the parent decides.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+WORKER_STOP_S = 1.0  # a worker still busy this long after close() is killed: its block is thrown away anyway
 
 
 def _run_block(job: Job, start_s: float, end_s: float, block: int) -> list[tuple[float, Sample]]:
     if job not in _loaded:
         _loaded[job] = job.load()
-    targets, source = _loaded[job]
-    span = probe_span(targets, source, start_s, end_s, job.interval_s, agent=job.agent, seed=job.seed + block)
+    targets, source, prices = _loaded[job]
+    span = probe_span(
+        targets, source, start_s, end_s, job.interval_s, agent=job.agent, seed=job.seed + block, prices=prices
+    )
     return asyncio.run(span)
+
+
+def _die_with_parent() -> None:
+    """Linux: the kernel kills this worker when the process that forked it dies, however it dies."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _frame(obj) -> bytes:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    return struct.pack("!Q", len(data)) + data
+
+
+def _recv_exactly(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(min(n - len(buf), 1 << 20))
+        if not chunk:
+            raise EOFError
+        buf += chunk
+    return bytes(buf)
+
+
+async def _arecv_exactly(sock: socket.socket, n: int) -> bytes:
+    loop = asyncio.get_running_loop()
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = await loop.sock_recv(sock, min(n - len(buf), 1 << 20))
+        if not chunk:
+            raise EOFError
+        buf += chunk
+    return bytes(buf)
+
+
+def _worker_main(sock: socket.socket, inherited: list[socket.socket]) -> None:
+    """Serve blocks over this worker's own socket until the parent closes it.
+
+    A signal to the whole process group (Ctrl-C, `docker stop`, systemd) is
+    the parent's to act on: the worker ignores it and is stopped by the parent.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _die_with_parent()
+    for other in inherited:  # siblings' socket ends, copied by fork: holding them would hide the parent's EOF
+        other.close()
+    while True:
+        try:
+            (size,) = struct.unpack("!Q", _recv_exactly(sock, 8))
+            request = pickle.loads(_recv_exactly(sock, size))
+        except (EOFError, OSError):
+            return
+        try:
+            reply = ("ok", _run_block(*request))
+        except Exception:
+            import traceback
+
+            reply = ("error", traceback.format_exc())
+        try:
+            sock.sendall(_frame(reply))
+        except OSError:
+            return
 
 
 class WorkerPool:
@@ -129,32 +204,62 @@ class WorkerPool:
     On Linux they are forked from a process that has imported the probe
     stack and has no threads yet: no start-up cost, no fork-with-threads
     hazard. Elsewhere they are spawned.
+
+    Each worker has a socket of its own and nothing else shared with the
+    others: no queue lock that a worker killed mid-read would hold forever
+    (what hung `multiprocessing.Pool.terminate` on SIGTERM to the group).
+    Workers ignore SIGINT and SIGTERM, exit when their socket closes, and die
+    with the parent, so `close()` returns within WORKER_STOP_S and no worker
+    outlives the demo.
     """
 
     def __init__(self, workers: int) -> None:
-        method = "fork" if sys.platform.startswith("linux") else "spawn"
+        ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
         self.size = max(1, workers)
-        self._pool = multiprocessing.get_context(method).Pool(self.size, initializer=_init_worker)
+        self._procs: list = []
+        self._socks: list[socket.socket] = []
+        for _ in range(self.size):
+            ours, theirs = socket.socketpair()
+            proc = ctx.Process(target=_worker_main, args=(theirs, list(self._socks)), daemon=True)
+            proc.start()
+            theirs.close()
+            ours.setblocking(False)
+            self._procs.append(proc)
+            self._socks.append(ours)
+        self._idle: asyncio.Queue | None = None
 
     async def run_block(self, job: Job, start_s: float, end_s: float, block: int) -> list[tuple[float, Sample]]:
+        if self._idle is None:
+            self._idle = asyncio.Queue()
+            for sock in self._socks:
+                self._idle.put_nowait(sock)
+        sock = await self._idle.get()
         loop = asyncio.get_running_loop()
-        future: asyncio.Future = loop.create_future()
-
-        def settle(method: str, value) -> None:
-            if not future.done():  # cancelled meanwhile (Ctrl-C)
-                getattr(future, method)(value)
-
-        self._pool.apply_async(
-            _run_block,
-            (job, start_s, end_s, block),
-            callback=lambda r: loop.call_soon_threadsafe(settle, "set_result", r),
-            error_callback=lambda e: loop.call_soon_threadsafe(settle, "set_exception", e),
-        )
-        return await future
+        try:
+            await loop.sock_sendall(sock, _frame((job, start_s, end_s, block)))
+            (size,) = struct.unpack("!Q", await _arecv_exactly(sock, 8))
+            status, value = pickle.loads(await _arecv_exactly(sock, size))
+        except (EOFError, OSError) as exc:
+            raise RuntimeError("a backfill worker died") from exc
+        # Only a worker whose reply was read serves again: one cancelled
+        # mid-block would answer out of turn (cancelling means shutdown anyway).
+        self._idle.put_nowait(sock)
+        if status != "ok":
+            raise RuntimeError(f"a backfill worker failed:\n{value}")
+        return value
 
     def close(self) -> None:
-        self._pool.terminate()
-        self._pool.join()
+        """Stop every worker: idle ones see their socket close, busy ones are killed after WORKER_STOP_S."""
+        for sock in self._socks:
+            sock.close()
+        self._socks = []
+        deadline = time.monotonic() + WORKER_STOP_S
+        for proc in self._procs:
+            proc.join(max(0.0, deadline - time.monotonic()))
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+        self._procs = []
 
 
 @dataclass
@@ -185,7 +290,7 @@ async def backfill(
     step_s = evaluate_every_s or job.interval_s
     result = BackfillResult()
     next_eval_s = start_s + step_s
-    targets, source = job.load()
+    targets, source, prices = job.load()
     total = sum(1 for _ in probe_times(targets, start_s, end_s, job.interval_s))
 
     def evaluate_until(t_s: float) -> None:
@@ -214,7 +319,7 @@ async def backfill(
         for n, (a, b) in enumerate(blocks):
             await asyncio.sleep(0)  # probing never waits: let signal handlers and cancellation in
             for t_s, sample in await probe_span(
-                targets, source, a, b, job.interval_s, agent=job.agent, seed=job.seed + n
+                targets, source, a, b, job.interval_s, agent=job.agent, seed=job.seed + n, prices=prices
             ):
                 take(t_s, sample)
     else:

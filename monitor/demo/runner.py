@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from monitor.commands.dashboard import stop_process
+from dashboard.launch import stop_process
 from monitor.demo import wiring
 from monitor.demo.backfill import Job, WorkerPool, auto_evaluate_every_s, auto_interval_s, backfill
 from monitor.demo.cast import PROVIDERS, long_prompt_text
@@ -102,6 +102,8 @@ async def run_demo(options: DemoOptions, pool: WorkerPool | None = None) -> int:
                 str(config_path), config.database_url, options.port, options.host, log_path
             )
         await fill_history(options, config, str(config_path), incidents, epoch_s, stop, pool)
+        if pool is not None:
+            pool.close()  # idle processes have no business in the live phase
         if not options.live:
             return 0
         return await run_live(options, config, str(config_path), dashboard, stop)
@@ -221,7 +223,7 @@ async def fill_history(options: DemoOptions, config, config_path: str, incidents
 
 
 async def run_live(options: DemoOptions, config, config_path: str, dashboard, stop) -> int:
-    from monitor.service import Service, ServiceOptions
+    from monitor.agent.service import Service, ServiceOptions
 
     if stop.is_set():
         raise Interrupted

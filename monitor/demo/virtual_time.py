@@ -23,16 +23,16 @@ from urllib.parse import parse_qsl
 
 import httpx
 
+from monitor.probe.transport.trace import CURRENT_TRACE, ConnectionTrace
 from monitor.simulator.catalogue import BehaviourSource
 from monitor.simulator.request import Request
 from monitor.simulator.timeline import Timeline, respond
-from monitor.tracing import CURRENT_TRACE, ConnectionTrace
 
 NS_PER_S = 1_000_000_000
 
 
 class VirtualClock:
-    """A `monitor.clock.Clock` whose time only moves when told to.
+    """A `monitor.probe.clock.Clock` whose time only moves when told to.
 
     `perf_ns()` is wall time in epoch nanoseconds, so durations and labels
     come from one number and `utcnow()` agrees with it exactly.

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from monitor.commands import dashboard as commands_dashboard
+from dashboard import launch as dashboard_launch
 
 LIVE_EVALUATE_EVERY_S = 10.0  # live probes come every 30 s: judge each soon after it lands
 LIVE_DELIVER_EVERY_S = 2.0
@@ -120,7 +120,7 @@ def start_dashboard(config_path: str, database_url: str, port: int, host: str, l
     stops it itself, after the service, so the order of shutdown is ours.
     """
     with open(log_path, "wb") as log:
-        return commands_dashboard.start_dashboard(
+        return dashboard_launch.start_dashboard(
             config_path, database_url, port, host, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
 
@@ -139,7 +139,7 @@ async def wait_for_dashboard(process: subprocess.Popen, host: str, port: int, ti
     while loop.time() < deadline and not service_task.done():
         if process.poll() is not None:
             return False
-        if await asyncio.to_thread(commands_dashboard.dashboard_healthy, port, host, 1.0):
+        if await asyncio.to_thread(dashboard_launch.dashboard_healthy, port, host, 1.0):
             return True
         await asyncio.sleep(0.25)
     return False

@@ -1,14 +1,12 @@
-"""Wire protocols. Importing this package registers every protocol module."""
+"""Wire protocols: one module each, registered by `@register` when imported.
 
-from monitor.protocols import (  # noqa: F401  (registry entries)
-    anthropic,
-    azure_openai,
-    bedrock,
-    gemini,
-    ollama,
-    openai_chat,
-    openai_responses,
-)
-from monitor.protocols.base import get_protocol, protocol_names
+Importing this package imports every module in it (`base.discover`), so adding a
+protocol is adding one module here (and its simulator encoder in
+`monitor/simulator/wire/`); no table elsewhere names it.
+"""
 
-__all__ = ["get_protocol", "protocol_names"]
+from monitor.protocols.base import discover, get_protocol, protocol_names
+
+discover()
+
+__all__ = ["discover", "get_protocol", "protocol_names"]

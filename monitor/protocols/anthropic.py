@@ -44,7 +44,10 @@ from monitor.protocols.base import (
     join_url,
     json_body,
     register,
+    tool_delta,
 )
+from monitor.protocols.features import forced_tool, reasoning_budget, tool_functions, tool_parameters
+from monitor.protocols.route import ANTHROPIC_RATELIMIT, RouteTruth, gateway_route
 from monitor.protocols.sse import SSEStreamParser, as_int, loads_json
 from monitor.sample import ErrorKind
 
@@ -55,6 +58,7 @@ _TOOL_BLOCKS = ("tool_use", "server_tool_use")
 @register
 class Anthropic(WireProtocol):
     name = "anthropic"
+    genai_provider = "anthropic"  # OpenTelemetry gen_ai.provider.name
     request_id_headers = ("request-id", "x-request-id")
 
     def build_request(self, req: ProbeRequest) -> HttpRequest:
@@ -67,6 +71,7 @@ class Anthropic(WireProtocol):
         }
         if system:
             body["system"] = system
+        _add_features(body, req)
         headers = {
             "content-type": "application/json",
             "accept": "text/event-stream",
@@ -79,6 +84,12 @@ class Anthropic(WireProtocol):
 
     def new_parser(self) -> StreamParser:
         return MessagesParser()
+
+    def route_headers(self, headers: Mapping[str, str]) -> RouteTruth:
+        # anthropic-ratelimit-requests-remaining / -tokens-remaining (the most
+        # restrictive token limit in force), on every response: docs.anthropic.com
+        # rate limits; seen in recorded responses (tidyllm test cassettes).
+        return gateway_route(headers, ANTHROPIC_RATELIMIT)
 
     def config_errors(self, options: Mapping[str, Any], has_api_key: bool) -> list[str]:
         version = options.get("anthropic_version")
@@ -97,6 +108,34 @@ class Anthropic(WireProtocol):
         return error_message_from_body(status, body)
 
 
+_TOOL_CHOICE = {"auto": {"type": "auto"}, "none": {"type": "none"}, "required": {"type": "any"}}
+
+
+def _add_features(body: dict[str, Any], req: ProbeRequest) -> None:
+    """Sampling, tools, structured output (`output_config.format`, GA on the Claude API) and
+    extended thinking in the Messages API's shapes."""
+    if req.temperature is not None:
+        body["temperature"] = req.temperature
+    if req.tools:
+        body["tools"] = [
+            {"name": fn["name"], "input_schema": tool_parameters(fn)}
+            | ({"description": fn["description"]} if fn.get("description") else {})
+            for fn in tool_functions(req.tools)
+        ]
+    if req.tool_choice is not None:
+        name = forced_tool(req.tool_choice)
+        body["tool_choice"] = {"type": "tool", "name": name} if name else _TOOL_CHOICE[str(req.tool_choice)]
+    if req.response_format is not None:
+        body["output_config"] = {"format": {"type": "json_schema", "schema": req.response_format.schema}}
+    if req.reasoning is not None:
+        # Messages takes a budget (at least 1,024), not an effort: an effort maps through
+        # features.EFFORT_BUDGET_TOKENS. The budget counts against max_tokens, so the answer keeps
+        # its own max_tokens on top of it.
+        budget = max(1024, reasoning_budget(req.reasoning))
+        body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        body["max_tokens"] = req.max_tokens + budget
+
+
 class MessagesParser(SSEStreamParser):
     def __init__(self) -> None:
         super().__init__()
@@ -111,9 +150,9 @@ class MessagesParser(SSEStreamParser):
             return
         kind = payload.get("type") or name
         if kind == "content_block_delta":
-            self._on_delta(payload.get("delta"), out)
+            self._on_delta(payload.get("delta"), out, as_int(payload.get("index")) or 0)
         elif kind == "content_block_start":
-            self._on_block_start(payload.get("content_block"), out)
+            self._on_block_start(payload.get("content_block"), out, as_int(payload.get("index")) or 0)
         elif kind == "message_start":
             message = payload.get("message") or {}
             if isinstance(message, dict):
@@ -140,7 +179,7 @@ class MessagesParser(SSEStreamParser):
             out.append(StreamFailure(failure, _error_text(error)))
         # ping, content_block_stop and unknown future events carry no output.
 
-    def _on_delta(self, delta: Any, out: list[Event]) -> None:
+    def _on_delta(self, delta: Any, out: list[Event], index: int) -> None:
         if not isinstance(delta, dict):
             return
         kind = delta.get("type")
@@ -149,15 +188,15 @@ class MessagesParser(SSEStreamParser):
         elif kind == "thinking_delta":
             _emit(out, TokenKind.REASONING, delta.get("thinking"))
         elif kind == "input_json_delta":
-            _emit(out, TokenKind.TOOL, delta.get("partial_json"))
+            _emit_tool(out, index, "", delta.get("partial_json"))
         # signature_delta, citations_delta: metadata about text, not text.
 
-    def _on_block_start(self, block: Any, out: list[Event]) -> None:
+    def _on_block_start(self, block: Any, out: list[Event], index: int) -> None:
         if not isinstance(block, dict):
             return
         kind = block.get("type")
-        if kind in _TOOL_BLOCKS:
-            _emit(out, TokenKind.TOOL, block.get("name"))
+        if kind in _TOOL_BLOCKS:  # the block index names the call; its `input` is streamed, {} here
+            _emit_tool(out, index, block.get("name"), "")
         elif kind == "text":  # always "" so far; counted should it ever carry text
             _emit(out, TokenKind.ANSWER, block.get("text"))
         elif kind == "thinking":
@@ -168,6 +207,12 @@ class MessagesParser(SSEStreamParser):
 def _emit(out: list[Event], kind: TokenKind, text: Any) -> None:
     if isinstance(text, str) and text:
         out.append(TokenDelta(kind, text))
+
+
+def _emit_tool(out: list[Event], index: int, name: Any, arguments: Any) -> None:
+    token = tool_delta(index, name, arguments)
+    if token is not None:
+        out.append(token)
 
 
 def _usage(usage: Mapping[str, Any], with_output: bool) -> UsageReport:

@@ -10,11 +10,13 @@ query) and the `api-key` header.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
 from monitor.protocols.base import HttpRequest, ProbeRequest, StreamParser, WireProtocol, join_url, json_body, register
 from monitor.protocols.openai_chat import ChatCompletionsParser, chat_body
+from monitor.protocols.route import RouteTruth, gateway_route, label
 
 DEFAULT_API_VERSION = "2024-10-21"
 
@@ -22,6 +24,7 @@ DEFAULT_API_VERSION = "2024-10-21"
 @register
 class AzureOpenAI(WireProtocol):
     name = "azure-openai"
+    genai_provider = "azure.ai.openai"  # OpenTelemetry gen_ai.provider.name
     request_id_headers = ("apim-request-id", "x-request-id", "x-ms-request-id")
 
     def build_request(self, req: ProbeRequest) -> HttpRequest:
@@ -39,6 +42,13 @@ class AzureOpenAI(WireProtocol):
 
     def new_parser(self) -> StreamParser:
         return ChatCompletionsParser()
+
+    def route_headers(self, headers: Mapping[str, str]) -> RouteTruth:
+        # `x-ms-region`: the Azure region of the resource that answered (the one
+        # LiteLLM forwards as llm_provider-x-ms-region, BerriAI/litellm#15232).
+        route = gateway_route(headers)
+        region = label(headers.get("x-ms-region"))
+        return route if route.served_by or not region else replace(route, served_by=region)
 
     def config_errors(self, options: Mapping[str, Any], has_api_key: bool) -> list[str]:
         auth = options.get("auth")

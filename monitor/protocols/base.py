@@ -10,13 +10,17 @@ the protocol; it asks the protocol object instead.
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
 
+from monitor.protocols.features import JsonSchemaFormat, ReasoningSetting
+from monitor.protocols.route import NO_ROUTE, RouteTruth, gateway_route, join_route, lower_headers
 from monitor.sample import ErrorKind
 
 
@@ -33,6 +37,26 @@ class TokenDelta:
 
     kind: TokenKind
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta(TokenDelta):
+    """A piece of a tool call: still a TOOL token for the timings (`text` is name + arguments),
+    and, per call `index`, the name (once) and an arguments fragment for `expect.tool`."""
+
+    index: int = 0
+    name: str = ""
+    arguments: str = ""
+
+
+def tool_delta(index: int, name: Any, arguments: Any) -> ToolCallDelta | None:
+    """A ToolCallDelta, or None when it carries nothing (not a token)."""
+    name = name if isinstance(name, str) else ""
+    if isinstance(arguments, Mapping | list):  # whole-call protocols hand parsed arguments
+        arguments = json.dumps(arguments, ensure_ascii=False) if arguments else ""
+    arguments = arguments if isinstance(arguments, str) else ""
+    text = name + arguments
+    return ToolCallDelta(TokenKind.TOOL, text, index, name, arguments) if text else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,10 +90,14 @@ class StreamFailure:
 
 @dataclass(frozen=True, slots=True)
 class ResponseInfo:
-    """What the provider says about itself: returned model, provider timings."""
+    """What the provider says about itself: returned model, provider timings,
+    and the route truth a stream carries (OpenRouter's chunk `provider`,
+    `system_fingerprint`); headers add the rest once per response (route.py)."""
 
     model_version: str | None = None
     server_timing: Mapping[str, Any] | None = None
+    served_by: str | None = None
+    system_fingerprint: str | None = None
 
 
 Event = TokenDelta | UsageReport | Finished | StreamFailure | ResponseInfo
@@ -101,6 +129,11 @@ class ProbeRequest:
     # Protocol-specific settings from the provider config (azure api_version,
     # gemini auth style, AWS profile ...). Validated by the protocol.
     options: Mapping[str, Any] = field(default_factory=dict)
+    temperature: float | None = None
+    tools: tuple[Mapping[str, Any], ...] = ()  # OpenAI-style {type: function, function: {...}}
+    tool_choice: str | Mapping[str, Any] | None = None  # auto | none | required | {"name": fn}
+    response_format: JsonSchemaFormat | None = None
+    reasoning: ReasoningSetting | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +176,10 @@ class StreamParser(ABC):
 
 class WireProtocol(ABC):
     name: ClassVar[str]
+    # OpenTelemetry GenAI semantic conventions: `gen_ai.provider.name` (their well-known values where
+    # one applies) and `gen_ai.operation.name`. The one place a protocol maps onto them (monitor.agent.otel).
+    genai_provider: ClassVar[str] = "_OTHER"
+    genai_operation: ClassVar[str] = "chat"
     # Media types a successful streamed answer may carry; anything else
     # (an HTML error page behind a 200, say) is a `protocol` error.
     content_types: ClassVar[tuple[str, ...]] = ("text/event-stream",)
@@ -153,6 +190,10 @@ class WireProtocol(ABC):
 
     @abstractmethod
     def new_parser(self) -> StreamParser: ...
+
+    # Can the API constrain the answer to a JSON Schema? A prompt with `response_format`
+    # on a provider whose protocol cannot is a config error (monitor.config: targets).
+    supports_response_format: ClassVar[bool] = True
 
     def config_errors(self, options: Mapping[str, Any], has_api_key: bool) -> list[str]:
         """Problems with a provider's settings, as `field: message` strings."""
@@ -170,6 +211,26 @@ class WireProtocol(ABC):
             if value:
                 return value
         return None
+
+    def pinned_route(self, params: Mapping[str, Any]) -> str | None:
+        """The upstream a request's params pin first (None: nothing pinned)."""
+        return None
+
+    def route_headers(self, headers: Mapping[str, str]) -> RouteTruth:
+        """Route truth in one response's headers (lower-case names). Gateways sit in
+        front of any protocol, so their headers are read for all; a protocol adds its own."""
+        return gateway_route(headers)
+
+    def route_truth(
+        self,
+        headers: Mapping[str, str] | None,
+        served_by: str | None = None,
+        system_fingerprint: str | None = None,
+        pinned: str | None = None,
+    ) -> RouteTruth:
+        """Headers (parsed here, once) joined with what the stream named."""
+        from_headers = self.route_headers(lower_headers(headers)) if headers else NO_ROUTE
+        return join_route(from_headers, served_by, system_fingerprint, pinned)
 
     def error_message(self, status: int, body: bytes) -> str:
         """A short human message from an error response body."""
@@ -235,9 +296,22 @@ def register(cls: type[WireProtocol]) -> type[WireProtocol]:
     return cls
 
 
-def get_protocol(name: str) -> WireProtocol:
-    import monitor.protocols  # noqa: F401  (populates the registry)
+def discover() -> None:
+    """Import every module of `monitor.protocols` (each registers itself with `@register`).
 
+    Cheap when nothing is new (a directory listing; imported modules are cached), so an
+    unknown name triggers one more look before it is an error: a module dropped into the
+    package, or a folder added to its `__path__`, is found on first use.
+    """
+    import monitor.protocols as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{info.name}")
+
+
+def get_protocol(name: str) -> WireProtocol:
+    if name not in _REGISTRY:
+        discover()
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -245,6 +319,5 @@ def get_protocol(name: str) -> WireProtocol:
 
 
 def protocol_names() -> list[str]:
-    import monitor.protocols  # noqa: F401
-
+    discover()
     return sorted(_REGISTRY)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import json
 import re
 import struct
 import zlib
@@ -50,7 +51,9 @@ from monitor.protocols.base import (
     join_url,
     json_body,
     register,
+    tool_delta,
 )
+from monitor.protocols.features import forced_tool, reasoning_budget, reasoning_effort, tool_functions, tool_parameters
 from monitor.protocols.sse import as_int, loads_json
 from monitor.sample import ErrorKind
 
@@ -76,6 +79,7 @@ def botocore_available() -> bool:
 @register
 class BedrockConverse(WireProtocol):
     name = "bedrock-converse"
+    genai_provider = "aws.bedrock"  # OpenTelemetry gen_ai.provider.name
     content_types = ("application/vnd.amazon.eventstream",)
     request_id_headers = ("x-amzn-requestid", "x-amzn-request-id")
 
@@ -115,7 +119,49 @@ def _body(req: ProbeRequest) -> dict[str, Any]:
     system = [{"text": m.content} for m in req.messages if m.role == "system"]
     if system:
         body["system"] = system
+    _add_features(body, req)
     return body
+
+
+def _add_features(body: dict[str, Any], req: ProbeRequest) -> None:
+    """Sampling, `toolConfig`, `outputConfig.textFormat` (structured output, GA since 2026-02)
+    and reasoning, which Converse passes to the model in `additionalModelRequestFields`."""
+    if req.temperature is not None:
+        body["inferenceConfig"]["temperature"] = req.temperature
+    if req.tools and req.tool_choice != "none":  # Converse has no "none": send no tools
+        config: dict[str, Any] = {
+            "tools": [
+                {
+                    "toolSpec": {"name": fn["name"], "inputSchema": {"json": tool_parameters(fn)}}
+                    | ({"description": fn["description"]} if fn.get("description") else {})
+                }
+                for fn in tool_functions(req.tools)
+            ]
+        }
+        name = forced_tool(req.tool_choice)
+        if name:
+            config["toolChoice"] = {"tool": {"name": name}}
+        elif req.tool_choice == "required":
+            config["toolChoice"] = {"any": {}}
+        elif req.tool_choice == "auto":
+            config["toolChoice"] = {"auto": {}}
+        body["toolConfig"] = config
+    if req.response_format is not None:
+        fmt = req.response_format
+        schema = json.dumps(fmt.schema, separators=(",", ":"))  # Converse wants the schema as a string
+        body["outputConfig"] = {
+            "textFormat": {"type": "json_schema", "structure": {"jsonSchema": {"name": fmt.name, "schema": schema}}}
+        }
+    if req.reasoning is not None:
+        # The field belongs to the model: Claude takes a thinking budget (as on the Anthropic API),
+        # the others (gpt-oss, DeepSeek, Nova) an effort.
+        if "anthropic." in req.model:
+            budget = max(1024, reasoning_budget(req.reasoning))
+            extra: dict[str, Any] = {"thinking": {"type": "enabled", "budget_tokens": budget}}
+            body["inferenceConfig"]["maxTokens"] = req.max_tokens + budget
+        else:
+            extra = {"reasoning_effort": reasoning_effort(req.reasoning)}
+        body["additionalModelRequestFields"] = extra
 
 
 def signing_region(req: ProbeRequest) -> str:
@@ -216,12 +262,12 @@ class ConverseStreamParser(StreamParser):
                     _emit(out, TokenKind.REASONING, reasoning.get("text"))
                 tool = delta.get("toolUse")
                 if isinstance(tool, dict):
-                    _emit(out, TokenKind.TOOL, tool.get("input"))
+                    _emit_tool(out, payload, "", tool.get("input"))
         elif kind == "contentBlockStart":
             start = payload.get("start")
             tool = start.get("toolUse") if isinstance(start, dict) else None
             if isinstance(tool, dict):
-                _emit(out, TokenKind.TOOL, tool.get("name"))
+                _emit_tool(out, payload, tool.get("name"), "")
         elif kind == "messageStop":
             self._stop_reason = str(payload.get("stopReason") or "stop")
         elif kind == "metadata":
@@ -246,6 +292,13 @@ class ConverseStreamParser(StreamParser):
 def _emit(out: list[Event], kind: TokenKind, text: Any) -> None:
     if isinstance(text, str) and text:
         out.append(TokenDelta(kind, text))
+
+
+def _emit_tool(out: list[Event], payload: Mapping[str, Any], name: Any, arguments: Any) -> None:
+    # The content block index names the call its start and deltas belong to.
+    token = tool_delta(as_int(payload.get("contentBlockIndex")) or 0, name, arguments)
+    if token is not None:
+        out.append(token)
 
 
 def _usage(usage: Mapping[str, Any]) -> UsageReport:

@@ -45,7 +45,9 @@ from monitor.protocols.base import (
     join_url,
     json_body,
     register,
+    tool_delta,
 )
+from monitor.protocols.features import forced_tool, reasoning_budget, tool_functions, tool_parameters
 from monitor.protocols.json_array import MAX_ELEMENT_BYTES, WHITESPACE, JsonArraySplitter
 from monitor.protocols.sse import SSEDecoder, as_int, loads_json
 from monitor.sample import ErrorKind
@@ -54,6 +56,8 @@ from monitor.sample import ErrorKind
 @register
 class Gemini(WireProtocol):
     name = "gemini"
+    genai_provider = "gcp.gemini"  # OpenTelemetry gen_ai.provider.name
+    genai_operation = "generate_content"
     content_types = ("text/event-stream", "application/json")
     request_id_headers = ("x-goog-request-id", "x-request-id")
 
@@ -115,7 +119,40 @@ def _body(req: ProbeRequest) -> dict[str, Any]:
     }
     if system:
         body["systemInstruction"] = {"parts": [{"text": system}]}
+    _add_features(body, req)
     return body
+
+
+_CALLING_MODE = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
+
+
+def _add_features(body: dict[str, Any], req: ProbeRequest) -> None:
+    """Sampling, function declarations, `responseSchema` and `thinkingConfig` (generationConfig)."""
+    config = body["generationConfig"]
+    if req.temperature is not None:
+        config["temperature"] = req.temperature
+    if req.tools:
+        body["tools"] = [
+            {
+                "functionDeclarations": [
+                    {"name": fn["name"], "parameters": tool_parameters(fn)}
+                    | ({"description": fn["description"]} if fn.get("description") else {})
+                    for fn in tool_functions(req.tools)
+                ]
+            }
+        ]
+    if req.tool_choice is not None:
+        name = forced_tool(req.tool_choice)
+        calling: dict[str, Any] = {"mode": "ANY" if name else _CALLING_MODE[str(req.tool_choice)]}
+        if name:
+            calling["allowedFunctionNames"] = [name]
+        body["toolConfig"] = {"functionCallingConfig": calling}
+    if req.response_format is not None:
+        config["responseMimeType"] = "application/json"
+        config["responseSchema"] = req.response_format.schema
+    if req.reasoning is not None:
+        # thinkingBudget is a token count; an effort maps through features.EFFORT_BUDGET_TOKENS.
+        config["thinkingConfig"] = {"thinkingBudget": reasoning_budget(req.reasoning)}
 
 
 class GenerateContentParser(StreamParser):
@@ -126,6 +163,7 @@ class GenerateContentParser(StreamParser):
         self._open: set[int] = set()  # candidate indexes seen without a finishReason yet
         self._reason: str | None = None
         self._finished = False
+        self._calls = 0  # a functionCall part is a whole call: each one is the next index
 
     def feed(self, data: bytes) -> list[Event]:
         if self._framing is None:
@@ -175,7 +213,7 @@ class GenerateContentParser(StreamParser):
             if isinstance(content, dict):
                 for part in _list(content.get("parts")):
                     if isinstance(part, dict):
-                        _on_part(part, out)
+                        self._on_part(part, out)
             if candidate.get("finishReason"):
                 self._reason = str(candidate["finishReason"])
                 self._open.discard(index)
@@ -200,23 +238,20 @@ class GenerateContentParser(StreamParser):
             self._finished = True
             out.append(Finished(self._reason))
 
-
-def _on_part(part: Mapping[str, Any], out: list[Event]) -> None:
-    text = part.get("text")
-    if isinstance(text, str) and text:
-        out.append(TokenDelta(TokenKind.REASONING if part.get("thought") else TokenKind.ANSWER, text))
-    call = part.get("functionCall")
-    if isinstance(call, dict):
-        out.extend(_tool_call_tokens(call.get("name"), call.get("args")))
-    code = part.get("executableCode")
-    if isinstance(code, dict) and isinstance(code.get("code"), str) and code["code"]:
-        out.append(TokenDelta(TokenKind.TOOL, code["code"]))
-
-
-def _tool_call_tokens(name: Any, args: Any) -> list[Event]:
-    """A whole function call as one TOOL token: its name and its JSON arguments."""
-    text = (name if isinstance(name, str) else "") + (json.dumps(args, ensure_ascii=False) if args else "")
-    return [TokenDelta(TokenKind.TOOL, text)] if text else []
+    def _on_part(self, part: Mapping[str, Any], out: list[Event]) -> None:
+        text = part.get("text")
+        if isinstance(text, str) and text:
+            out.append(TokenDelta(TokenKind.REASONING if part.get("thought") else TokenKind.ANSWER, text))
+        call = part.get("functionCall")
+        if isinstance(call, dict):
+            # A whole function call as one TOOL token: its name and its JSON arguments.
+            token = tool_delta(self._calls, call.get("name"), call.get("args"))
+            if token is not None:
+                self._calls += 1
+                out.append(token)
+        code = part.get("executableCode")
+        if isinstance(code, dict) and isinstance(code.get("code"), str) and code["code"]:
+            out.append(TokenDelta(TokenKind.TOOL, code["code"]))
 
 
 def _list(value: Any) -> list[Any]:

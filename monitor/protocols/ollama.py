@@ -16,7 +16,6 @@ timing can. An `{"error": …}` line after HTTP 200 is `stream_error`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,7 +35,9 @@ from monitor.protocols.base import (
     join_url,
     json_body,
     register,
+    tool_delta,
 )
+from monitor.protocols.features import forced_tool, reasoning_effort
 from monitor.protocols.sse import LineSplitter, as_int, loads_json
 from monitor.sample import ErrorKind
 
@@ -52,6 +53,7 @@ _DURATIONS = {
 @register
 class Ollama(WireProtocol):
     name = "ollama"
+    genai_provider = "ollama"  # OpenTelemetry gen_ai.provider.name
     content_types = ("application/x-ndjson", "application/json")
 
     def build_request(self, req: ProbeRequest) -> HttpRequest:
@@ -61,6 +63,7 @@ class Ollama(WireProtocol):
             "stream": True,
             "options": {"num_predict": req.max_tokens},
         }
+        _add_features(body, req)
         headers = {"content-type": "application/json", "accept": "application/x-ndjson"}
         if req.api_key:  # Ollama itself has no auth; a reverse proxy in front may
             headers["authorization"] = f"Bearer {req.api_key}"
@@ -71,11 +74,33 @@ class Ollama(WireProtocol):
         return NDJSONParser()
 
 
+def _add_features(body: dict[str, Any], req: ProbeRequest) -> None:
+    """Sampling, tools, `format` (a JSON Schema) and `think` in /api/chat's shapes.
+
+    /api/chat has no tool_choice: `none` sends no tools, a forced `{name: fn}` sends only
+    that function, `auto` and `required` send them all (the prompt must ask for the call).
+    `think` takes an effort (gpt-oss) or true; a budget is sent as its nearest effort.
+    """
+    if req.temperature is not None:
+        body["options"]["temperature"] = req.temperature
+    tools = [dict(t) for t in req.tools] if req.tool_choice != "none" else []
+    name = forced_tool(req.tool_choice)
+    if name:
+        tools = [t for t in tools if (t.get("function") or {}).get("name") == name]
+    if tools:
+        body["tools"] = tools
+    if req.response_format is not None:
+        body["format"] = req.response_format.schema
+    if req.reasoning is not None:
+        body["think"] = reasoning_effort(req.reasoning)
+
+
 class NDJSONParser(StreamParser):
     def __init__(self) -> None:
         self._lines = LineSplitter()
         self._model_seen = False
         self._done = False
+        self._calls = 0  # Ollama sends whole calls: each one is the next index
 
     def feed(self, data: bytes) -> list[Event]:
         out: list[Event] = []
@@ -112,9 +137,10 @@ class NDJSONParser(StreamParser):
         for call in calls if isinstance(calls, list) else ():
             fn = call.get("function") if isinstance(call, dict) else None
             if isinstance(fn, dict):
-                name, args = fn.get("name"), fn.get("arguments")
-                text = (name if isinstance(name, str) else "") + (json.dumps(args, ensure_ascii=False) if args else "")
-                _emit(out, TokenKind.TOOL, text)
+                token = tool_delta(self._calls, fn.get("name"), fn.get("arguments"))
+                if token is not None:
+                    self._calls += 1
+                    out.append(token)
         if obj.get("done") is True:
             self._done = True
             out.append(

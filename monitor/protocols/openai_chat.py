@@ -30,7 +30,10 @@ from monitor.protocols.base import (
     join_url,
     json_body,
     register,
+    tool_delta,
 )
+from monitor.protocols.features import forced_tool, reasoning_effort
+from monitor.protocols.route import openrouter_pin
 from monitor.protocols.sse import SSEStreamParser, as_int, loads_json
 from monitor.sample import ErrorKind
 
@@ -46,6 +49,22 @@ def chat_body(req: ProbeRequest, max_tokens_field: str, include_usage: bool) -> 
     }
     if include_usage:
         body["stream_options"] = {"include_usage": True}
+    if req.temperature is not None:
+        body["temperature"] = req.temperature
+    if req.tools:
+        body["tools"] = [dict(t) for t in req.tools]
+    if req.tool_choice is not None:
+        name = forced_tool(req.tool_choice)
+        body["tool_choice"] = {"type": "function", "function": {"name": name}} if name else req.tool_choice
+    if req.response_format is not None:
+        fmt = req.response_format
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": fmt.name, "schema": fmt.schema, "strict": fmt.strict},
+        }
+    if req.reasoning is not None:
+        # Chat Completions takes only an effort; a budget maps to the nearest (features.EFFORT_BUDGET_TOKENS).
+        body["reasoning_effort"] = reasoning_effort(req.reasoning)
     return body
 
 
@@ -59,6 +78,7 @@ def _default_max_tokens_field(base_url: str) -> str:
 @register
 class OpenAIChat(WireProtocol):
     name = "openai-chat"
+    genai_provider = "openai"  # OpenTelemetry gen_ai.provider.name
 
     def build_request(self, req: ProbeRequest) -> HttpRequest:
         field = req.options.get("max_tokens_field") or _default_max_tokens_field(req.base_url)
@@ -71,6 +91,9 @@ class OpenAIChat(WireProtocol):
 
     def new_parser(self) -> StreamParser:
         return ChatCompletionsParser()
+
+    def pinned_route(self, params: Mapping[str, Any]) -> str | None:
+        return openrouter_pin(params)
 
     def config_errors(self, options: Mapping[str, Any], has_api_key: bool) -> list[str]:
         errors = []
@@ -86,6 +109,8 @@ class ChatCompletionsParser(SSEStreamParser):
     def __init__(self) -> None:
         super().__init__()
         self._model_seen = False
+        self._provider_seen = False
+        self._fingerprint_seen = False
         self._finish_reason: str | None = None
         self._done = False
         # Inline <think> handling: None = undecided, True = inside, False = answer.
@@ -110,11 +135,9 @@ class ChatCompletionsParser(SSEStreamParser):
             return
         if not self._model_seen and chunk.get("model"):
             self._model_seen = True
-            version = str(chunk["model"])
-            fingerprint = chunk.get("system_fingerprint")
-            if fingerprint:
-                version = f"{version} {fingerprint}"
-            out.append(ResponseInfo(model_version=version))
+            out.append(ResponseInfo(model_version=str(chunk["model"])))
+        if not (self._provider_seen and self._fingerprint_seen):
+            self._on_route(chunk, out)
         for choice in chunk.get("choices") or ():
             if isinstance(choice, dict):
                 self._on_choice(choice, out)
@@ -136,6 +159,19 @@ class ChatCompletionsParser(SSEStreamParser):
         if error:
             out.append(StreamFailure(_error_kind(error), _error_text(error)))
 
+    def _on_route(self, chunk: dict[str, Any], out: list[Event]) -> None:
+        # Route truth rides on every chunk; each field is taken the first time it
+        # is non-empty. OpenRouter names the upstream in a top-level `provider`
+        # (recorded: openrouter_streaming_reasoning, "Google"); OpenAI-compatible
+        # hosts send `system_fingerprint` (OpenAI fp_…, vLLM, llama.cpp build),
+        # some as null or "" (gpt-5, Novita), Azure only from its second chunk.
+        provider = None if self._provider_seen else _nonempty(chunk.get("provider"))
+        fingerprint = None if self._fingerprint_seen else _nonempty(chunk.get("system_fingerprint"))
+        if provider or fingerprint:
+            self._provider_seen = self._provider_seen or provider is not None
+            self._fingerprint_seen = self._fingerprint_seen or fingerprint is not None
+            out.append(ResponseInfo(served_by=provider, system_fingerprint=fingerprint))
+
     def _on_choice(self, choice: dict[str, Any], out: list[Event]) -> None:
         delta = choice.get("delta")
         if isinstance(delta, dict):
@@ -144,12 +180,13 @@ class ChatCompletionsParser(SSEStreamParser):
                 if isinstance(text, str) and text:
                     out.append(TokenDelta(TokenKind.REASONING, text))
             self._on_content(delta.get("content"), out)
-            for call in delta.get("tool_calls") or ():
+            for position, call in enumerate(delta.get("tool_calls") or ()):
                 fn = call.get("function") if isinstance(call, dict) else None
                 if isinstance(fn, dict):
-                    text = (fn.get("name") or "") + (fn.get("arguments") or "")
-                    if text:
-                        out.append(TokenDelta(TokenKind.TOOL, text))
+                    index = as_int(call.get("index"))
+                    token = tool_delta(position if index is None else index, fn.get("name"), fn.get("arguments"))
+                    if token is not None:
+                        out.append(token)
         elif isinstance(choice.get("text"), str):  # legacy completion-style chunk
             self._on_content(choice["text"], out)
         if choice.get("finish_reason"):
@@ -186,6 +223,10 @@ class ChatCompletionsParser(SSEStreamParser):
                     out.append(TokenDelta(TokenKind.ANSWER, tail))
             return
         out.append(TokenDelta(TokenKind.ANSWER, text))
+
+
+def _nonempty(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def usage_report(usage: Mapping[str, Any]) -> UsageReport:

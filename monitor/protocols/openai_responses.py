@@ -38,7 +38,9 @@ from monitor.protocols.base import (
     join_url,
     json_body,
     register,
+    tool_delta,
 )
+from monitor.protocols.features import forced_tool, reasoning_effort, tool_functions, tool_parameters
 from monitor.protocols.sse import SSEStreamParser, as_int, loads_json
 from monitor.sample import ErrorKind
 
@@ -56,6 +58,7 @@ _TERMINAL = ("response.completed", "response.incomplete")
 @register
 class OpenAIResponses(WireProtocol):
     name = "openai-responses"
+    genai_provider = "openai"  # OpenTelemetry gen_ai.provider.name
 
     def build_request(self, req: ProbeRequest) -> HttpRequest:
         body: dict[str, Any] = {
@@ -64,6 +67,7 @@ class OpenAIResponses(WireProtocol):
             "max_output_tokens": req.max_tokens,
             "stream": True,
         }
+        _add_features(body, req)
         headers = {"content-type": "application/json", "accept": "text/event-stream"}
         if req.api_key:
             headers["authorization"] = f"Bearer {req.api_key}"
@@ -74,11 +78,37 @@ class OpenAIResponses(WireProtocol):
         return ResponsesParser()
 
 
+def _add_features(body: dict[str, Any], req: ProbeRequest) -> None:
+    """Sampling, tools, structured output and reasoning in the Responses API's own shapes."""
+    if req.temperature is not None:
+        body["temperature"] = req.temperature
+    if req.tools:
+        body["tools"] = [
+            {"type": "function", "name": fn["name"], "parameters": tool_parameters(fn)}
+            | ({"description": fn["description"]} if fn.get("description") else {})
+            for fn in tool_functions(req.tools)
+        ]
+    if req.tool_choice is not None:
+        name = forced_tool(req.tool_choice)
+        body["tool_choice"] = {"type": "function", "name": name} if name else req.tool_choice
+    if req.response_format is not None:
+        fmt = req.response_format
+        body["text"] = {"format": {"type": "json_schema", "name": fmt.name, "schema": fmt.schema, "strict": fmt.strict}}
+    if req.reasoning is not None:
+        body["reasoning"] = {"effort": reasoning_effort(req.reasoning)}
+
+
 class ResponsesParser(SSEStreamParser):
     def __init__(self) -> None:
         super().__init__()
         self._model_seen = False
         self._done = False
+        self._calls: dict[Any, int] = {}  # item id / output index -> tool-call index
+
+    def _call_index(self, payload: Mapping[str, Any], item: Any = None) -> int:
+        key = payload.get("item_id") or (item.get("id") if isinstance(item, dict) else None)
+        key = key if key is not None else payload.get("output_index")
+        return self._calls.setdefault(key, len(self._calls))
 
     def _on_event(self, name: str, data: str, out: list[Event]) -> None:
         if self._done:
@@ -95,12 +125,15 @@ class ResponsesParser(SSEStreamParser):
         if token_kind is not None:
             delta = payload.get("delta")
             if isinstance(delta, str) and delta:
-                out.append(TokenDelta(token_kind, delta))
+                if token_kind is TokenKind.TOOL:
+                    out.append(tool_delta(self._call_index(payload), "", delta))
+                else:
+                    out.append(TokenDelta(token_kind, delta))
             return
         if kind == "response.output_item.added":
             item = payload.get("item")
             if isinstance(item, dict) and item.get("type") == "function_call" and item.get("name"):
-                out.append(TokenDelta(TokenKind.TOOL, str(item["name"])))
+                out.append(tool_delta(self._call_index(payload, item), str(item["name"]), item.get("arguments")))
             return
         response = payload.get("response")
         if isinstance(response, dict):

@@ -67,6 +67,16 @@ class ModelBehaviour:
     # TTFT multiplier per region hint, as sorted (region, factor) pairs so the
     # value stays hashable; a mapping is accepted and converted.
     region_factors: tuple[tuple[str, float], ...] = ()
+    # Route truth (DESIGN §10): a simulated gateway names its upstream the way a real
+    # one does. `gateway: openrouter` puts `served_by` in every chunk's top-level
+    # `provider` (openai-chat only); `litellm` sends the x-litellm-* headers with
+    # `fallbacks` as x-litellm-attempted-fallbacks; `azure` sends `served_by` as x-ms-region.
+    gateway: str | None = None
+    served_by: str | None = None
+    fallbacks: int = 0
+    fingerprint: str | None = None  # openai-chat `system_fingerprint` (default fp_simulator)
+    ratelimit_remaining_requests: int | None = None  # sent as the protocol's rate-limit headers
+    ratelimit_remaining_tokens: int | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.region_factors, Mapping):
@@ -103,8 +113,27 @@ _FLOAT_FIELDS = {
     "fault_delay_ms",
     "error_rate",
 }
-_INT_FIELDS = {"output_tokens", "reasoning_tokens", "tokens_per_chunk", "fault_after_tokens"}
-_OPTIONAL_FIELDS = {"fault", "fault_delay_ms", "fault_after_tokens"}
+_INT_FIELDS = {
+    "output_tokens",
+    "reasoning_tokens",
+    "tokens_per_chunk",
+    "fault_after_tokens",
+    "fallbacks",
+    "ratelimit_remaining_requests",
+    "ratelimit_remaining_tokens",
+}
+_STR_FIELDS = {"fault", "gateway", "served_by", "fingerprint"}
+_OPTIONAL_FIELDS = {
+    "fault",
+    "fault_delay_ms",
+    "fault_after_tokens",
+    "gateway",
+    "served_by",
+    "fingerprint",
+    "ratelimit_remaining_requests",
+    "ratelimit_remaining_tokens",
+}
+GATEWAYS = ("openrouter", "litellm", "azure")
 _PROBABILITY_FIELDS = ("spike_probability", "fault_probability", "error_rate")
 
 # Short names for `sim:` model names; the full field names work too.
@@ -124,6 +153,10 @@ SIM_ALIASES = {
     "delay": "fault_delay_ms",
     "after": "fault_after_tokens",
     "errors": "error_rate",
+    "gateway": "gateway",
+    "served_by": "served_by",
+    "fallbacks": "fallbacks",
+    "fp": "fingerprint",
 }
 
 
@@ -149,7 +182,7 @@ def _coerce(name: str, value: Any) -> Any:
             if not isinstance(value, Mapping):
                 raise TypeError
             return tuple(sorted((str(k), float(v)) for k, v in value.items()))
-        if name == "fault":
+        if name in _STR_FIELDS:
             return str(value)
         if isinstance(value, bool):
             raise TypeError
@@ -197,6 +230,12 @@ def _validate(b: ModelBehaviour) -> None:
         raise BehaviourError("fault_delay_ms: must be >= 0")
     if b.fault_after_tokens is not None and b.fault_after_tokens < 0:
         raise BehaviourError("fault_after_tokens: must be >= 0")
+    if b.gateway is not None and b.gateway not in GATEWAYS:
+        raise BehaviourError(f"gateway: unknown gateway {b.gateway!r} (known: {', '.join(GATEWAYS)})")
+    for name in ("fallbacks", "ratelimit_remaining_requests", "ratelimit_remaining_tokens"):
+        value = getattr(b, name)
+        if value is not None and value < 0:
+            raise BehaviourError(f"{name}: must be >= 0")
     for region, factor in b.region_factors:
         if not (math.isfinite(factor) and factor >= 0):
             raise BehaviourError(f"region_factors.{region}: must be >= 0")

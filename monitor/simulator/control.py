@@ -11,15 +11,27 @@ GET    /_sim/truth/{request_id}  the truth record of a request
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import unquote
 
 from monitor.simulator.behaviour import BehaviourError
+from monitor.simulator.catalogue import Catalogue
+from monitor.simulator.truth import TruthStore
 
 if TYPE_CHECKING:
     from monitor.simulator.http import Connection
     from monitor.simulator.request import Request
-    from monitor.simulator.server import Simulator
+
+
+class Simulator(Protocol):
+    """What the control API reads and steers of the server (server.py imports this module, not the reverse)."""
+
+    started_s: float
+    requests: int
+    active_streams: int
+    truth: TruthStore
+    catalogue: Catalogue
+
 
 PREFIX = "/_sim/"
 

@@ -15,18 +15,20 @@ import random
 import secrets
 import time
 import weakref
+from dataclasses import replace
 from urllib.parse import unquote
 
+from monitor.probe.tokens import count_o200k, o200k
 from monitor.simulator import control
 from monitor.simulator.behaviour import BehaviourError
 from monitor.simulator.catalogue import BehaviourSource, Catalogue
 from monitor.simulator.http import Connection
-from monitor.simulator.plan import estimate_prompt_tokens, make_plan
+from monitor.simulator.plan import StreamPlan, estimate_prompt_tokens, make_plan
 from monitor.simulator.request import HttpError, Request
 from monitor.simulator.stream import Sleeper, StreamRunner, sleeper_for
 from monitor.simulator.truth import TruthRecord, TruthStore
 from monitor.simulator.wire import Call, StreamInfo, WireEncoder, find_route
-from monitor.simulator.wire.base import ERROR_MESSAGES
+from monitor.simulator.wire.base import ERROR_MESSAGES, route_options
 
 REGION_PREFIX = "/region/"
 
@@ -48,6 +50,19 @@ _HTTP_ERRORS = {
     "client_error": (400, "client_error"),
     "echo_key": (None, "auth"),
 }
+
+
+def _scripted_plan(plan: StreamPlan, call: Call, cls: type[WireEncoder]) -> StreamPlan:
+    """A tool call or JSON document is as long as it is (max_tokens still cuts it); a protocol
+    that sends tool calls whole sends them in one chunk."""
+    assert call.answer is not None
+    tokens = len(call.answer.pieces)
+    finish = "stop"
+    if call.max_tokens is not None and plan.reasoning_tokens + tokens > call.max_tokens:
+        tokens, finish = max(1, call.max_tokens - plan.reasoning_tokens), "length"
+    per_chunk = tokens if call.answer.tool is not None and cls.whole_tool_calls else plan.tokens_per_chunk
+    after = min(plan.fault_after_tokens, plan.reasoning_tokens + tokens)
+    return replace(plan, answer_tokens=tokens, finish=finish, tokens_per_chunk=per_chunk, fault_after_tokens=after)
 
 
 def split_region(path: str) -> tuple[str | None, str]:
@@ -88,6 +103,9 @@ class Simulator:
         """Listen; return the bound port."""
         loop = asyncio.get_running_loop()
         self._sleep = sleeper_for(loop)
+        # The prompt-token counter loads in ~1 s of CPU: before listening, so it neither stalls
+        # the first request nor competes with timed streams for the GIL.
+        await loop.run_in_executor(None, o200k)
         self._server = await loop.create_server(self._new_connection, host, port, backlog=2048, reuse_address=True)
         return self._server.sockets[0].getsockname()[1]
 
@@ -155,8 +173,11 @@ class Simulator:
         except BehaviourError as exc:
             self._fail(conn, cls, rec, 400, "client_error", f"invalid model {call.model!r}: {exc}")
             return
-        prompt_tokens = estimate_prompt_tokens(call.prompt_chars)
+        # Usage echoes the prompt's size as o200k tokens (synthetic prompts are sized in them).
+        prompt_tokens = count_o200k(call.prompt_text) if call.prompt_text else estimate_prompt_tokens(call.prompt_chars)
         plan = make_plan(behaviour, prompt_tokens, call.max_tokens, rec.region, self.rng)
+        if call.answer is not None and plan.answer_tokens > 0:
+            plan = _scripted_plan(plan, call, cls)
         rec.fault = plan.fault
         rec.prompt_tokens = prompt_tokens
         rec.planned_ttft_ms = plan.ttft_ns / 1e6
@@ -170,7 +191,7 @@ class Simulator:
             else:
                 message = ERROR_MESSAGES[kind]
             extra = [("retry-after", "2")] if plan.fault == "rate_limited" else []
-            self._fail(conn, cls, rec, status, kind, message, extra)
+            self._fail(conn, cls, rec, status, kind, message, [*extra, *cls.route_headers(behaviour)])
             return
         if plan.fault in ("html", "html_502"):
             rec.status = 200 if plan.fault == "html" else 502
@@ -184,15 +205,20 @@ class Simulator:
             prompt_tokens=prompt_tokens,
             usage=behaviour.usage and call.include_usage,
             created_s=int(time.time()),
-            options={**call.options, "reasoning": plan.reasoning_tokens > 0},
+            options={**call.options, **route_options(behaviour), "reasoning": plan.reasoning_tokens > 0},
         )
         enc = cls(info)
-        headers = [("content-type", enc.media_type()), ("cache-control", "no-cache"), *cls.response_headers(rid)]
+        headers = [
+            ("content-type", enc.media_type()),
+            ("cache-control", "no-cache"),
+            *cls.response_headers(rid),
+            *cls.route_headers(behaviour),
+        ]
         rec.status = 200
         assert self._sleep is not None
         self.active_streams += 1
         try:
-            await StreamRunner(conn, enc, plan, rec, self._sleep).run(headers)
+            await StreamRunner(conn, enc, plan, rec, self._sleep, call.answer).run(headers)
         finally:
             self.active_streams -= 1
 

@@ -11,6 +11,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
+from monitor.simulator.answers import Scripted
 from monitor.simulator.http import Connection
 from monitor.simulator.plan import StreamPlan
 from monitor.simulator.text import ANSWER_PIECES, REASONING_PIECES, token_text
@@ -56,8 +57,18 @@ def sleeper_for(loop: asyncio.AbstractEventLoop) -> Sleeper:
 
 
 class StreamRunner:
-    def __init__(self, conn: Connection, enc: WireEncoder, plan: StreamPlan, rec: TruthRecord, sleep: Sleeper) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        enc: WireEncoder,
+        plan: StreamPlan,
+        rec: TruthRecord,
+        sleep: Sleeper,
+        answer: Scripted | None = None,
+    ) -> None:
         self.conn, self.enc, self.plan, self.rec, self._sleep = conn, enc, plan, rec, sleep
+        self.answer = answer  # a tool call or JSON document instead of the cycled paragraph
+        self._pieces = answer.pieces if answer is not None else ()
         # slow_headers shifts the whole answer back by its delay.
         self._base_ns = rec.arrival_ns + (plan.fault_delay_ns if plan.fault == "slow_headers" else 0)
 
@@ -98,6 +109,8 @@ class StreamRunner:
         await self._tokens()
 
     def _text(self, reasoning: bool, start: int, tokens: int) -> str:
+        if self._pieces and not reasoning:
+            return "".join(self._pieces[start : start + tokens])
         return token_text(REASONING_PIECES if reasoning else ANSWER_PIECES, start, tokens)
 
     def _stamp_tokens(self, t_ns: int, reasoning: bool, tokens: int) -> None:
@@ -124,7 +137,10 @@ class StreamRunner:
                 return
             text = self._text(chunk.reasoning, chunk.start, chunk.tokens)
             due = fault in INJECTED and not struck and self.rec.token_count >= plan.fault_after_tokens
-            data = chunk_bytes(enc, chunk.reasoning, text, chunk.tokens, fault, due)
+            if self.answer is not None and self.answer.tool is not None and not chunk.reasoning:
+                data = enc.tool_delta(self.answer.tool, text, first=chunk.start == 0)
+            else:
+                data = chunk_bytes(enc, chunk.reasoning, text, chunk.tokens, fault, due)
             struck = struck or due
             if not await self.wait_until(deadline):
                 return

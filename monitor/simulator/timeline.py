@@ -27,7 +27,7 @@ from monitor.simulator.server import _HTTP_ERRORS, HTML_502, HTML_PAGE, split_re
 from monitor.simulator.stream import BREAKING, INJECTED, chunk_bytes
 from monitor.simulator.text import ANSWER_PIECES, REASONING_PIECES, token_text
 from monitor.simulator.wire import StreamInfo, WireEncoder, find_route
-from monitor.simulator.wire.base import ERROR_MESSAGES, Outcome
+from monitor.simulator.wire.base import ERROR_MESSAGES, Outcome, route_options
 
 HANG_NS = 10 * 86_400 * 10**9  # "never": past any probe timeout
 _SOCKET_ONLY = frozenset({"huge_line", "trickle"})
@@ -92,7 +92,7 @@ def respond(req: Request, source: BehaviourSource, rng: random.Random, *, now_s:
         if plan.fault == "echo_key":
             message = f"Incorrect API key provided: {call.api_key or ''}."
         extra = [("retry-after", "2")] if plan.fault == "rate_limited" else []
-        return _error(cls, request_id, status, kind, message, extra, **where)
+        return _error(cls, request_id, status, kind, message, [*extra, *cls.route_headers(behaviour)], **where)
     if plan.fault in ("html", "html_502"):
         status, page = (200, HTML_PAGE) if plan.fault == "html" else (502, HTML_502)
         headers = cls.response_headers(request_id)
@@ -103,12 +103,12 @@ def respond(req: Request, source: BehaviourSource, rng: random.Random, *, now_s:
         prompt_tokens=prompt_tokens,
         usage=behaviour.usage and call.include_usage,
         created_s=int(now_s),
-        options={**call.options, "reasoning": plan.reasoning_tokens > 0},
+        options={**call.options, **route_options(behaviour), "reasoning": plan.reasoning_tokens > 0},
     )
-    return _stream(cls(info), request_id, **where)
+    return _stream(cls(info), request_id, tuple(cls.route_headers(behaviour)), **where)
 
 
-def _stream(enc: WireEncoder, request_id: str, **where) -> Timeline:
+def _stream(enc: WireEncoder, request_id: str, route: tuple[tuple[str, str], ...] = (), **where) -> Timeline:
     """What `StreamRunner` plays, as (offset, bytes) pieces."""
     plan: StreamPlan = where["plan"]
     base = plan.fault_delay_ns if plan.fault == "slow_headers" else 0
@@ -116,6 +116,7 @@ def _stream(enc: WireEncoder, request_id: str, **where) -> Timeline:
         ("content-type", enc.media_type()),
         ("cache-control", "no-cache"),
         *type(enc).response_headers(request_id),
+        *route,
     )
     fault = plan.fault
     pieces = [Piece(base, enc.open())]

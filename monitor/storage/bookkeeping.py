@@ -3,19 +3,24 @@
 - `targets`: the row of each target (inserted on first sight), `last_seen` moved
   forward. The caller throttles how often a target is touched (ingest.py).
 - `agents.last_sample_at`: the newest sample of each agent in the batch, which
-  makes `latest_sample_per_agent` an index probe.
+  makes "the newest sample of each agent" (the Overview's agent list) an index probe.
 - `rollup_dirty_hours`: hours before the current one that received samples, for
   the leader to recompute (see rollups.rollup_dirty). The version counter is
   bumped on every mark, so the leader clears only marks it has processed.
 
 On PostgreSQL all of it is one statement (data-modifying CTEs over unnest
-arrays): round trips, not rows, dominate a batch's cost.
+arrays): round trips, not rows, dominate a batch's cost. Target rows, which
+can be thousands in one batch (an agent's first batches, a replay), come from
+a binary COPY into a session temp table instead of arrays: psycopg dumps a
+10,000-element text array in Python, ~11x slower than COPY formats the rows
+(330 vs 29 ms for 10,000 targets, measured side by side).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
 
 from sqlalchemy import Connection
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -37,40 +42,74 @@ _PG_DIRTY = """dirty_up AS (
     RETURNING 1)"""
 _PG_TARGETS = """targets_up AS (
     INSERT INTO targets (id, provider, model, region, prompt, first_seen, last_seen)
-    SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[],
-                         %s::timestamptz[], %s::timestamptz[])
-         AS t(id, provider, model, region, prompt, first_seen, last_seen)
+    SELECT id, provider, model, region, prompt, first_seen, last_seen FROM targets_stage
     ORDER BY id
     ON CONFLICT (id) DO UPDATE SET last_seen = excluded.last_seen WHERE targets.last_seen < excluded.last_seen
     RETURNING 1)"""
+_PG_TARGETS_STAGE = (
+    "CREATE TEMP TABLE IF NOT EXISTS targets_stage (id text, provider text, model text, region text, "
+    "prompt text, first_seen timestamptz, last_seen timestamptz) ON COMMIT DELETE ROWS"
+)
+_STAGE_TYPES = ["text"] * 5 + ["timestamptz"] * 2
 
 
 _TARGET_COLUMNS = ("id", "provider", "model", "region", "prompt", "first_seen", "last_seen")
 
 
-def record_batch(conn: Connection, samples: Sequence[Sample], targets: Sequence[Sample], now: datetime) -> None:
+@dataclass(frozen=True, slots=True)
+class BatchFacts:
+    """What a batch's bookkeeping needs, gathered in one pass over its samples."""
+
+    agents: dict[str, datetime]  # agent -> newest started_at
+    firsts: dict[str, datetime]  # target -> oldest started_at
+    newest: dict[str, Sample]  # target -> its newest sample
+    hours: list[datetime]  # hours before the current one that got samples, sorted
+    days: set[date]  # UTC days the samples fall in (their partitions must exist)
+
+
+def batch_facts(samples: Sequence[Sample], now: datetime) -> BatchFacts:
     agents: dict[str, datetime] = {}
     firsts: dict[str, datetime] = {}
-    # Hours as epoch seconds: datetime arithmetic per sample was a fifth of a batch's Python time.
+    newest: dict[str, Sample] = {}
+    # Hours and days as epoch seconds: datetime arithmetic per sample was a fifth of a batch's Python time.
     hour_starts_s: set[float] = set()
+    day_starts_s: set[float] = set()
     current_hour_s = now.timestamp() // 3600 * 3600
     for s in samples:
         started = s.started_at
         if s.agent not in agents or started > agents[s.agent]:
             agents[s.agent] = started
-        if s.target not in firsts or started < firsts[s.target]:
-            firsts[s.target] = started
+        target = s.target
+        if target not in firsts:
+            firsts[target] = started
+            newest[target] = s
+        elif started < firsts[target]:
+            firsts[target] = started
+        elif started > newest[target].started_at:
+            newest[target] = s
         aware = started if started.tzinfo is not None else started.replace(tzinfo=UTC)  # naive means UTC
-        hour_s = aware.timestamp() // 3600 * 3600
+        epoch_s = aware.timestamp()
+        hour_s = epoch_s // 3600 * 3600
+        day_starts_s.add(epoch_s // 86400 * 86400)
         if hour_s < current_hour_s:
             hour_starts_s.add(hour_s)
-    hours = {datetime.fromtimestamp(h, UTC) for h in hour_starts_s}
+    return BatchFacts(
+        agents=agents,
+        firsts=firsts,
+        newest=newest,
+        hours=sorted(datetime.fromtimestamp(h, UTC) for h in hour_starts_s),
+        days={datetime.fromtimestamp(d, UTC).date() for d in day_starts_s},
+    )
+
+
+def record_batch(conn: Connection, facts: BatchFacts, targets: Sequence[Sample], now: datetime) -> None:
+    firsts = facts.firsts
     # Target rows are shared by every agent: always locked in id order.
     rows = sorted((s.target, s.provider, s.model, s.region, s.prompt, firsts[s.target], s.started_at) for s in targets)
     if conn.dialect.name == "postgresql":
-        _record_pg(conn, agents, sorted(hours), rows, now)
+        _record_pg(conn, facts.agents, facts.hours, rows, now)
     else:
-        _record_sqlite(conn, agents, sorted(hours), rows, now)
+        _record_sqlite(conn, facts.agents, facts.hours, rows, now)
 
 
 TargetRow = tuple[str, str, str, str, str, datetime, datetime]  # _TARGET_COLUMNS
@@ -82,8 +121,18 @@ def _record_pg(conn: Connection, agents: dict[str, datetime], hours, targets: li
         ctes.append(_PG_DIRTY)
         params += [now, hours]
     if targets:
+        # Created once per session (IF NOT EXISTS is a catalog lookup afterwards); not
+        # cached in Python, because a rolled-back first batch also rolls back the CREATE.
+        conn.exec_driver_sql(_PG_TARGETS_STAGE)
+        cursor = conn.connection.dbapi_connection.cursor()
+        try:
+            with cursor.copy(f"COPY targets_stage ({', '.join(_TARGET_COLUMNS)}) FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(_STAGE_TYPES)
+                for row in targets:
+                    copy.write_row(row)
+        finally:
+            cursor.close()
         ctes.append(_PG_TARGETS)
-        params += [list(column) for column in zip(*targets, strict=True)]
     conn.exec_driver_sql(f"WITH {', '.join(ctes)} SELECT 1", tuple(params))
 
 

@@ -117,3 +117,13 @@ def is_postgres(engine: Engine) -> bool:
 def database_url_from(config_url: str | None = None) -> str:
     """DESIGN §4: the environment wins, then the config file, then the SQLite default."""
     return os.environ.get(ENV_DATABASE_URL) or config_url or DEFAULT_DATABASE_URL
+
+
+def db_error_line(error: BaseException) -> str:
+    """The first line of a database error, the driver's own words where there are any.
+
+    SQLAlchemy's text wraps the driver's and adds a "(Background on this error …)" line;
+    every place that reports a database problem in one line uses this.
+    """
+    lines = str(getattr(error, "orig", None) or error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__

@@ -1,7 +1,9 @@
 """Write one batch of samples in one transaction, as fast as each database allows.
 
 PostgreSQL, fresh batches: binary COPY straight into `samples` (partition
-routing is done by the server). COPY cannot skip duplicates, but a fresh batch
+routing is done by the server). Rows are converted inside the COPY loop, as
+raw COPY does, so their conversion overlaps the server parsing what psycopg's
+copy thread has already sent. COPY cannot skip duplicates, but a fresh batch
 only holds new uuid4 ids, so a duplicate means the batch was already stored
 (a commit whose acknowledgement was lost): we then fall back to the idempotent
 path for that batch. Spool replays always take the idempotent path: binary
@@ -23,14 +25,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
 
 import psycopg
 from sqlalchemy import Connection, Engine, exc
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from monitor.sample import Sample
-from monitor.storage.bookkeeping import record_batch
+from monitor.storage.bookkeeping import BatchFacts, batch_facts, record_batch
 from monitor.storage.models import SampleRow
 from monitor.storage.partitions import PartitionCache
 from monitor.storage.rows import SAMPLE_COLUMNS, sample_values
@@ -46,12 +47,13 @@ _PG_TYPES = {
 }
 COPY_TYPES = [_PG_TYPES.get(type(c.type).__name__, "jsonb") for c in SampleRow.__table__.columns]
 _COLS = ", ".join(SAMPLE_COLUMNS)
-_TIME_IDX = SAMPLE_COLUMNS.index("started_at")
 # Connection classes (08), resources (53), operator/shutdown (57), system (58),
 # rollbacks (40), lock timeouts (55), read-only after a failover (25),
-# missing database or table while it is being restored (3D, 42P01), auth (28).
+# missing database or table while it is being restored (3D, 42P01), auth (28),
+# a column missing while a migration is undone and applied again beside live
+# agents (42703: the samples spool until the schema is back, none is rejected).
 _TRANSIENT_SQLSTATE_CLASSES = ("08", "53", "57", "58", "40", "55", "25", "3D", "28")
-_TRANSIENT_SQLSTATES = ("42P01",)
+_TRANSIENT_SQLSTATES = ("42P01", "42703")
 _NO_PARTITION = "no partition of relation"
 TARGET_TOUCH_S = 900.0
 
@@ -101,34 +103,34 @@ class BatchInserter:
     def insert(self, samples: Sequence[Sample], *, now: datetime, idempotent: bool = True) -> None:
         if not samples:
             return
-        rows = [sample_values(s) for s in samples]
-        targets = self._targets_to_touch(samples)
+        facts = batch_facts(samples, now)
+        targets = self._targets_to_touch(facts.newest)
         if self.postgres:
-            self.partitions.ensure_for(r[_TIME_IDX] for r in rows)
+            self.partitions.ensure_days(facts.days)
             write = self._copy_idempotent if idempotent else self._copy_direct
         else:
             write = self._sqlite_rows
         reused = self._conn is not None
         try:
-            self._transaction(samples, targets, rows, now, write)
+            self._transaction(samples, facts, targets, now, write)
         except Exception as error:
             if is_missing_partition(error):  # retention dropped a day we had cached
                 self.partitions.forget()
-                self.partitions.ensure_for(r[_TIME_IDX] for r in rows)
+                self.partitions.ensure_days(facts.days)
             elif is_transient(error) and reused:
                 pass  # the kept connection went stale (server restart, idle timeout): one retry on a new one
             elif not (is_duplicate(error) and not idempotent):
                 raise
             # The first attempt may have committed without us hearing back: idempotent from here.
-            self._transaction(samples, targets, rows, now, self._copy_idempotent if self.postgres else write)
+            self._transaction(samples, facts, targets, now, self._copy_idempotent if self.postgres else write)
         self._touched(targets)
 
-    def _transaction(self, samples, targets, rows, now, write_rows) -> None:
+    def _transaction(self, samples, facts: BatchFacts, targets, now, write_samples) -> None:
         conn = self._conn = self._conn or self.engine.connect()
         try:
             with conn.begin():
-                write_rows(conn, rows)
-                record_batch(conn, samples, targets, now)
+                write_samples(conn, samples)
+                record_batch(conn, facts, targets, now)
         except Exception as error:
             if is_transient(error):
                 self.close()
@@ -143,12 +145,7 @@ class BatchInserter:
             except Exception:  # already broken; nothing left to release
                 pass
 
-    def _targets_to_touch(self, samples: Sequence[Sample]) -> list[Sample]:
-        newest: dict[str, Sample] = {}
-        for s in samples:
-            seen = newest.get(s.target)
-            if seen is None or s.started_at > seen.started_at:
-                newest[s.target] = s
+    def _targets_to_touch(self, newest: dict[str, Sample]) -> list[Sample]:
         touch_after = timedelta(seconds=TARGET_TOUCH_S)
         return [
             s
@@ -162,31 +159,32 @@ class BatchInserter:
             self._target_seen[s.target] = s.started_at
 
     @staticmethod
-    def _copy_direct(conn: Connection, rows: list[tuple[Any, ...]]) -> None:
-        _copy(conn, "samples", rows)
+    def _copy_direct(conn: Connection, samples: Sequence[Sample]) -> None:
+        _copy(conn, "samples", samples)
 
     @staticmethod
-    def _copy_idempotent(conn: Connection, rows: list[tuple[Any, ...]]) -> None:
+    def _copy_idempotent(conn: Connection, samples: Sequence[Sample]) -> None:
         # Created once per session (IF NOT EXISTS is a catalog lookup afterwards); not
         # cached in Python, because a rolled-back first batch also rolls back the CREATE.
         conn.exec_driver_sql(
             "CREATE TEMP TABLE IF NOT EXISTS samples_stage (LIKE samples INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
         )
-        _copy(conn, "samples_stage", rows)
+        _copy(conn, "samples_stage", samples)
         conn.exec_driver_sql(f"INSERT INTO samples ({_COLS}) SELECT {_COLS} FROM samples_stage ON CONFLICT DO NOTHING")
 
     @staticmethod
-    def _sqlite_rows(conn: Connection, rows: list[tuple[Any, ...]]) -> None:
+    def _sqlite_rows(conn: Connection, samples: Sequence[Sample]) -> None:
         stmt = sqlite_insert(SampleRow.__table__).on_conflict_do_nothing()
-        conn.execute(stmt, [dict(zip(SAMPLE_COLUMNS, r, strict=True)) for r in rows])
+        conn.execute(stmt, [dict(zip(SAMPLE_COLUMNS, sample_values(s), strict=True)) for s in samples])
 
 
-def _copy(conn: Connection, table: str, rows: list[tuple[Any, ...]]) -> None:
+def _copy(conn: Connection, table: str, samples: Sequence[Sample]) -> None:
     cursor = conn.connection.dbapi_connection.cursor()
     try:
         with cursor.copy(f"COPY {table} ({_COLS}) FROM STDIN (FORMAT BINARY)") as copy:
             copy.set_types(COPY_TYPES)
-            for row in rows:
-                copy.write_row(row)
+            write_row = copy.write_row
+            for sample in samples:
+                write_row(sample_values(sample))
     finally:
         cursor.close()

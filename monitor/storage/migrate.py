@@ -17,7 +17,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, text
 
 import monitor
-from monitor.storage.db import is_postgres, redact_url
+from monitor.storage.db import db_error_line, is_postgres, redact_url
 
 # Serialises concurrent `db upgrade` runs (two containers starting at once).
 _MIGRATION_LOCK_KEY = 0x66745F6D6967  # "ft_mig"
@@ -88,8 +88,7 @@ def check_schema(engine: Engine) -> str | None:
         try:
             have = current_revision(engine)
         except Exception as exc:
-            reason = str(getattr(exc, "orig", exc) or type(exc).__name__).strip().splitlines()
-            return f"cannot open database {redact_url(engine.url)}: {reason[0] if reason else type(exc).__name__}"
+            return f"cannot open database {redact_url(engine.url)}: {db_error_line(exc)}"
     if have == need:
         return None
     known = {s.revision for s in ScriptDirectory.from_config(alembic_config()).walk_revisions()}

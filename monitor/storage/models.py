@@ -34,6 +34,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from monitor.sample import SAMPLE_METRICS
+
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -87,6 +89,7 @@ class Target(Base):
     region: Mapped[str] = mapped_column(Text)
     prompt: Mapped[str] = mapped_column(Text)
     protocol: Mapped[str | None] = mapped_column(Text)
+    canonical_model: Mapped[str | None] = mapped_column(Text)  # config `as:` name; null: the model id
     first_seen: Mapped[datetime]
     last_seen: Mapped[datetime]
 
@@ -132,6 +135,15 @@ class SampleRow(Base):
     model_version: Mapped[str | None] = mapped_column(Text)
     server_timing: Mapped[dict[str, Any] | None]
     sched_lag_ms: Mapped[float | None] = mapped_column(Float)
+    queue_wait_ms: Mapped[float | None] = mapped_column(Float)
+    served_by: Mapped[str | None] = mapped_column(Text)
+    system_fingerprint: Mapped[str | None] = mapped_column(Text)
+    fallback: Mapped[bool | None] = mapped_column(Boolean)
+    ratelimit_remaining_requests: Mapped[int | None] = mapped_column(BigInteger)
+    ratelimit_remaining_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    cost_usd: Mapped[float | None] = mapped_column(Float)
+    answer_fingerprint: Mapped[str | None] = mapped_column(Text)
+    failed_check: Mapped[str | None] = mapped_column(Text)
 
 
 class Agent(Base):
@@ -172,6 +184,11 @@ class Alert(Base):
     metric: Mapped[str] = mapped_column(Text)
     value: Mapped[float | None] = mapped_column(Float)
     baseline: Mapped[float | None] = mapped_column(Float)
+    # `kind: change` alerts compare labels: the new and the established value.
+    value_text: Mapped[str | None] = mapped_column(Text)
+    baseline_text: Mapped[str | None] = mapped_column(Text)
+    fired_value: Mapped[float | None] = mapped_column(Float)  # the metric when the alert fired (migration 0006)
+    worst_value: Mapped[float | None] = mapped_column(Float)  # its worst while firing: max, or min for tps
     started_at: Mapped[datetime]
     fired_at: Mapped[datetime | None]
     resolved_at: Mapped[datetime | None]
@@ -249,6 +266,7 @@ class RollupHourly(Base):
     error_counts: Mapped[dict[str, Any]] = mapped_column(JSON)  # {error_kind: count}
     input_tokens_sum: Mapped[int] = mapped_column(BigInteger)
     output_tokens_sum: Mapped[int] = mapped_column(BigInteger)
+    cost_usd_sum: Mapped[float] = mapped_column(Float, server_default=text("0"))
     ttft_ms_hist: Mapped[dict[str, Any]] = mapped_column(JSON)
     ttft_ms_count: Mapped[int] = mapped_column(Integer)
     ttft_ms_sum: Mapped[float | None] = mapped_column(Float)
@@ -296,7 +314,7 @@ class JobState(Base):
     updated_at: Mapped[datetime]
 
 
-ROLLUP_METRICS: tuple[str, ...] = ("ttft_ms", "ttft_answer_ms", "total_ms", "tps")
+ROLLUP_METRICS: tuple[str, ...] = SAMPLE_METRICS
 
 
 class DetectorState(Base):
@@ -312,3 +330,26 @@ class DetectorState(Base):
     state: Mapped[dict[str, Any]] = mapped_column(JSON)
     last_ts: Mapped[datetime | None]  # started_at of the newest sample the detector has seen
     updated_at: Mapped[datetime]
+
+
+class ProviderIncident(Base):
+    """A provider's own incident, polled from its official status page (Statuspage v2 summary JSON):
+    drawn beside ours on the timeline, and what each of our alerts is timed against."""
+
+    __tablename__ = "provider_incidents"
+    __table_args__ = (
+        UniqueConstraint("provider", "source_id"),
+        Index(None, "provider", "started_at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    provider: Mapped[str] = mapped_column(Text)  # our provider name (config key)
+    source_id: Mapped[str] = mapped_column(Text)  # the status page's incident id
+    name: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(Text)  # investigating | identified | monitoring | resolved | postmortem
+    impact: Mapped[str | None] = mapped_column(Text)  # none | minor | major | critical
+    started_at: Mapped[datetime]
+    resolved_at: Mapped[datetime | None]
+    updated_at: Mapped[datetime]
+    shortlink: Mapped[str | None] = mapped_column(Text)
+    fetched_at: Mapped[datetime]

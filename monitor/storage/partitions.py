@@ -125,9 +125,11 @@ class PartitionCache:
         self._lock = threading.Lock()
 
     def ensure_for(self, moments: Iterable[datetime]) -> None:
+        self.ensure_days({day_of(m) for m in moments})
+
+    def ensure_days(self, days: set[date]) -> None:
         if self.engine.dialect.name != "postgresql":
             return
-        days = {day_of(m) for m in moments}
         with self._lock:
             missing = days - self._known
         if missing:

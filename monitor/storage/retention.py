@@ -14,9 +14,10 @@ from sqlalchemy import Engine, bindparam, delete, text
 
 from monitor.storage.models import RollupDirtyHour, RollupHourly, UTCDateTime
 from monitor.storage.partitions import drop_partitions_before
+from monitor.units import DAY_S
 
-DEFAULT_RAW_S = 30 * 86400.0
-DEFAULT_ROLLUPS_S = 400 * 86400.0
+DEFAULT_RAW_S = 30 * DAY_S
+DEFAULT_ROLLUPS_S = 400 * DAY_S
 _SQLITE_CHUNK = 10_000
 
 

@@ -116,7 +116,7 @@ def _upsert(insert_fn) -> Any:
 
 def _aggregate_python(conn: Connection, start: datetime, end: datetime, now: datetime) -> list[dict[str, Any]]:
     s = SampleRow.__table__.c
-    cols = [s.target, s.agent, s.started_at, s.ok, s.error_kind, s.input_tokens, s.output_tokens]
+    cols = [s.target, s.agent, s.started_at, s.ok, s.error_kind, s.input_tokens, s.output_tokens, s.cost_usd]
     cols += [s[m] for m in ROLLUP_METRICS]
     query = select(*cols).where(s.started_at >= start, s.started_at < end)
     groups: dict[tuple[str, datetime, str], list[Any]] = defaultdict(list)
@@ -141,6 +141,7 @@ def rollup_row(key: tuple[str, datetime, str], rows: list[Any], now: datetime) -
         "error_counts": dict(sorted(errors.items())),
         "input_tokens_sum": sum(r.input_tokens or 0 for r in rows),
         "output_tokens_sum": sum(r.output_tokens or 0 for r in rows),
+        "cost_usd_sum": sum(r.cost_usd or 0.0 for r in rows),
         "updated_at": now,
     }
     for metric in ROLLUP_METRICS:

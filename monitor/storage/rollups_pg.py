@@ -41,7 +41,7 @@ def _aggregate_sql() -> TextClause:
         f"""
 SELECT target, agent,
     count(*), count(*) FILTER (WHERE ok),
-    coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),
+    coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0), coalesce(sum(cost_usd), 0),
     array_agg(coalesce(error_kind, 'unknown')) FILTER (WHERE NOT ok),
     {metrics}
 FROM samples
@@ -57,7 +57,7 @@ def aggregate(conn: Connection, hour: datetime, now: datetime) -> list[dict[str,
     conn.exec_driver_sql("SET LOCAL jit = off")
     out = []
     for row in conn.execute(_aggregate_sql(), {"start": hour, "end": hour + timedelta(hours=1)}):
-        target, agent, samples, ok, tokens_in, tokens_out, errors, *metric_cols = row
+        target, agent, samples, ok, tokens_in, tokens_out, cost_usd, errors, *metric_cols = row
         item: dict[str, Any] = {
             "target": target,
             "hour": hour,
@@ -67,6 +67,7 @@ def aggregate(conn: Connection, hour: datetime, now: datetime) -> list[dict[str,
             "error_counts": dict(sorted(Counter(errors or ()).items())),
             "input_tokens_sum": int(tokens_in),
             "output_tokens_sum": int(tokens_out),
+            "cost_usd_sum": float(cost_usd),
             "updated_at": now,
         }
         for i, metric in enumerate(ROLLUP_METRICS):

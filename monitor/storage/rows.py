@@ -31,13 +31,6 @@ def clean_text(value: str | None) -> str | None:
     return value.replace("\x00", "\ufffd")
 
 
-def clean_float(value: float | None) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
 def _storable_as_is(mapping: Mapping) -> bool:
     """The common server_timing: text keys, finite numbers. Checked in one pass, not rebuilt."""
     for k, v in mapping.items():

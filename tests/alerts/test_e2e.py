@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from monitor.scheduler import next_grid_time_s, phase_offset_s
+from monitor.agent.scheduler import next_grid_time_s, phase_offset_s
 from monitor.storage import migrate
 from monitor.storage.db import make_engine
 from monitor.storage.models import Alert, NotificationOutbox

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from monitor.alerts.base import FIRING, OK, PENDING, Evaluation
+from monitor.alerts.detectors.base import FIRING, OK, PENDING, Evaluation
 from monitor.alerts.grouping import GroupPolicy
 from monitor.alerts.lifecycle import RuleInput, step_rule
 from monitor.alerts.records import AlertRecord, Change, RuleView
@@ -281,10 +281,10 @@ def test_summaries_name_a_threshold_rules_bound_a_threshold_not_a_baseline():
     w = World(scopes, rule=threshold)
     w.round(10, {s.key: [ev(1, FIRING, alarm_started=True, value=2500.0, baseline=2000.0)] for s in scopes[:1]})
     (alone,) = w.live.values()
-    assert alone.summary == "ttft-p90: ttft_ms of p/m0@r1:short is 2500 ms, threshold 2000 ms (+25%)"
+    assert alone.summary == "ttft-p90: ttft_ms of p/m0@r1:short is 2,500 ms, threshold 2,000 ms (+25%)"
     w.round(20, {s.key: [ev(11, FIRING, alarm_started=True, value=2500.0, baseline=2000.0)] for s in scopes[1:]})
     group = w.live["p@r1"]
-    assert group.summary.endswith("ttft_ms median 2500 ms, threshold 2000 ms (+25%)"), group.summary
+    assert group.summary.endswith("ttft_ms median 2,500 ms, threshold 2,000 ms (+25%)"), group.summary
     # A regression rule's reference is the series' own baseline.
     assert (
         "baseline 100 ms"
@@ -297,3 +297,45 @@ def test_rule_view_of_a_configured_rule_knows_what_its_reference_is():
 
     assert RuleView.of(AlertRule("t", "ttft_ms", "threshold", percentile=0.9, above=2000)).reference == "threshold"
     assert RuleView.of(AlertRule("r", "ttft_ms", "regression", min_change=0.5)).reference == "baseline"
+
+
+def test_rule_view_knows_which_way_its_metric_gets_worse():
+    from monitor.config_schema import AlertRule
+
+    assert RuleView.of(AlertRule("r", "ttft_ms", "regression", min_change=0.5)).higher_is_worse
+    assert not RuleView.of(AlertRule("r", "tps", "regression", min_change=0.5)).higher_is_worse
+    assert RuleView.of(AlertRule("t", "error_rate", "threshold", above=0.2)).higher_is_worse
+    assert not RuleView.of(AlertRule("t", "ttft_ms", "threshold", percentile=50, below=10)).higher_is_worse
+
+
+def _fire_and_resolve(rule: RuleView, values: list[float], resolved_at: float) -> AlertRecord:
+    s = scope()
+    w = World([s], rule=rule)
+    w.round(5, {s.key: [ev(1, PENDING, value=values[0])]})
+    evs = [ev(10 + i, FIRING, alarm_started=i == 0, value=v) for i, v in enumerate(values[1:])]
+    w.round(30, {s.key: evs})
+    (firing,) = w.live.values()
+    assert firing.fired_value == values[1]  # the pending value is not the fired one
+    w.round(40, {s.key: [ev(35, OK, condition=False, value=resolved_at, resolved=True)]})
+    (resolved,) = w.rows.values()
+    assert resolved.state == "resolved"
+    return resolved
+
+
+def test_an_alert_keeps_its_fired_value_its_worst_while_firing_and_the_value_it_resolved_at():
+    latency = _fire_and_resolve(RULE, [150.0, 300.0, 900.0, 400.0], resolved_at=110.0)
+    assert (latency.fired_value, latency.worst_value, latency.value) == (300.0, 900.0, 110.0)
+    # Decode speed gets worse downwards: its worst is the minimum.
+    tps = RuleView("tps-drop", "page", "tps", higher_is_worse=False)
+    slow = _fire_and_resolve(tps, [60.0, 40.0, 12.0, 30.0], resolved_at=95.0)
+    assert (slow.fired_value, slow.worst_value, slow.value) == (40.0, 12.0, 95.0)
+
+
+def test_a_group_alert_keeps_the_worst_median_of_its_members():
+    scopes = [scope(f"m{i}") for i in range(3)]
+    w = World(scopes)
+    w.round(10, {s.key: [ev(1, FIRING, alarm_started=True, value=300.0)] for s in scopes})
+    w.round(20, {s.key: [ev(11, FIRING, value=700.0)] for s in scopes})
+    w.round(30, {s.key: [ev(21, FIRING, value=500.0)] for s in scopes})
+    group = w.live["p@r1"]
+    assert (group.fired_value, group.worst_value, group.value) == (300.0, 700.0, 500.0)

@@ -44,7 +44,7 @@ def record(**kw) -> AlertRecord:
 
 
 def firing_body(**kw):
-    return build_body(record(**kw), "firing", 42, "https://dash.example/alerts")
+    return build_body(record(**kw), "firing", 42, "https://dash.example")
 
 
 def test_webhook_body_is_exactly_design_section_5():
@@ -59,10 +59,14 @@ def test_webhook_body_is_exactly_design_section_5():
         "metric": "ttft_ms",
         "value": 812.5,
         "baseline": 401.25,
+        "fired_value": None,
+        "worst_value": None,
         "started_at": "2025-06-01T12:00:00Z",
         "resolved_at": None,
         "summary": body["summary"],
-        "dashboard_url": "https://dash.example/alerts",
+        # The alert's own view (monitor.alerts.links): its target, from before it started, marked.
+        "dashboard_url": "https://dash.example/target?target=openai%2Fgpt-4o%40global%3Ashort"
+        "&from=2025-06-01T11%3A30Z&alert=42",
     }
     group = build_body(record(scope=Scope(provider="bedrock", region="eu-west-1")), "firing", 7, None)
     assert group["scope"] == {"provider": "bedrock", "model": None, "region": "eu-west-1", "prompt": None}
@@ -149,7 +153,9 @@ def test_pagerduty_trigger_and_resolve_share_a_stable_dedup_key():
     assert payload["source"] == "openai/gpt-4o@global:short" and payload["component"] == "gpt-4o"
     assert payload["group"] == "openai@global" and payload["class"] == "ttft_ms"
     assert payload["custom_details"]["value"] == 812.5 and payload["custom_details"]["baseline"] == 401.25
-    assert trigger["links"] == [{"href": "https://dash.example/alerts", "text": "firsttoken dashboard"}]
+    link = firing_body()["dashboard_url"]
+    assert link.startswith("https://dash.example/target?") and trigger["client_url"] == link
+    assert trigger["links"] == [{"href": link, "text": "firsttoken: this alert on the dashboard"}]
 
 
 def test_pagerduty_severity_mapping_and_key_for_other_alerts():
@@ -176,12 +182,14 @@ def test_apprise_json_url_reaches_a_local_receiver():
         port = rx.url.rsplit(":", 1)[1]
         config = AppriseConfig(name="chat", urls=(f"json://127.0.0.1:{port}/apprise/S3CRETPATHTOKEN",))
         notifier = build_notifier(config)
-        notifier.send(firing_body(), event="firing", delivery_id="1")
+        notifier.send(firing_body(fired_value=790.0, worst_value=1250.0), event="firing", delivery_id="1")
     (req,) = rx.requests
     assert req.path == "/apprise/S3CRETPATHTOKEN"
     message = req.json()
     assert message["title"].startswith("[FIRING] ttft-regression (page)") and "model=gpt-4o" in message["title"]
     assert "812 ms" in message["message"] and "baseline 401 ms" in message["message"]
+    assert "fired at 790 ms, worst 1,250 ms" in message["message"]
+    assert firing_body()["dashboard_url"] in message["message"]  # the deep link, in the text
     assert message["type"] == "failure"
 
 

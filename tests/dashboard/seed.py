@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import Engine, text
 
 from monitor.sample import Sample
-from monitor.storage.models import Alert, NotificationOutbox, Silence
+from monitor.storage.models import Alert, NotificationOutbox, ProviderIncident, Silence
 from monitor.storage.queries.samples import insert_samples
 from monitor.storage.rollups import rollup_hours
 
@@ -72,6 +72,10 @@ def make_samples(now: datetime, seed: int = 11) -> list[Sample]:
                     output_tokens=64 if ok else None,
                     tokens_source="usage" if ok else None,
                     input_tokens=4000 if prompt == "long" else 17,
+                    # openai is priced (gpt-4o-mini: $0.15 in, $0.60 out per Mtok), anthropic is not
+                    cost_usd=((4000 if prompt == "long" else 17) * 0.15 + 64 * 0.60) / 1e6
+                    if ok and provider == "openai"
+                    else None,
                     tps=tps if ok else None,
                     chunks=64 if ok else 0,
                     http_status=200 if ok else 500,
@@ -95,12 +99,21 @@ def seed(engine: Engine, now: datetime | None = None) -> Seeded:
         conn.execute(
             Alert.__table__.insert(),
             [
-                dict(scope, state="resolved", rule="ttft-regression", metric="ttft_ms", value=1800.0, baseline=900.0,
+                dict(scope, state="resolved", rule="ttft-regression", metric="ttft_ms", value=818.9545, baseline=867.0,
+                     fired_value=1812.4, worst_value=2456.0,
                      started_at=now - timedelta(days=2), fired_at=now - timedelta(days=2),
                      resolved_at=now - timedelta(days=2, hours=-3)),
                 dict(scope, state="firing", rule="errors", metric="error_rate", value=0.4, baseline=0.05,
+                     fired_value=0.0417, worst_value=0.5,
                      started_at=now - timedelta(minutes=40), fired_at=now - timedelta(minutes=35), resolved_at=None),
             ],
+        )  # fmt: skip
+        # The provider's own status page posted an incident 12 minutes after our alert fired.
+        conn.execute(
+            ProviderIncident.__table__.insert(),
+            [dict(provider=provider, source_id="off-1", name="Elevated error rates", status="investigating",
+                  impact="major", started_at=now - timedelta(minutes=23), updated_at=now - timedelta(minutes=23),
+                  fetched_at=now)],
         )  # fmt: skip
         alert_id = conn.execute(text("SELECT min(id) FROM alerts")).scalar()
         conn.execute(

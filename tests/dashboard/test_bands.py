@@ -14,7 +14,7 @@ import pytest
 
 from monitor.storage.db import make_engine
 from monitor.storage.histogram import MAX_RELATIVE_ERROR
-from monitor.storage.queries.dashfetch import list_targets
+from monitor.storage.queries.targets import list_targets
 from monitor.storage.queries.trends import QUANTILES, trend
 from tests.dashboard.figures import figures, problems, values
 

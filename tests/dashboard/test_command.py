@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dashboard import launch as dashboard
 from monitor.cli import build_parser
-from monitor.commands import dashboard
 
 
 def test_app_path_is_the_installed_dashboard_app():

@@ -14,15 +14,15 @@ import pytest
 from monitor.config import load_config_text
 from monitor.demo.virtual_time import VirtualClock, VirtualTransport
 from monitor.eventloop import run_async
-from monitor.http import ClientLanes, warm_up
-from monitor.probe import probe_target
+from monitor.probe.runner import probe_target
+from monitor.probe.transport.lanes import ClientLanes, warm_up
 from monitor.simulator.behaviour import ModelBehaviour
 from monitor.simulator.catalogue import Catalogue
 from monitor.simulator.request import Request
 from monitor.simulator.timeline import UnsupportedFault, respond
+from monitor.simulator.wire import base_path
 
-BASE_PATH = {"openai-chat": "/v1", "openai-responses": "/v1", "anthropic": "", "gemini": "", "ollama": ""}
-PROTOCOLS = tuple(BASE_PATH)
+PROTOCOLS = ("openai-chat", "openai-responses", "anthropic", "gemini", "ollama")
 EPOCH_S = 1_780_000_000.0
 
 
@@ -32,7 +32,7 @@ def target_for(base_url: str, model: str, protocol: str = "openai-chat", *, cont
             "p": {
                 "protocol": protocol,
                 "api_key": "sk-virtual",
-                "regions": {"r1": base_url + BASE_PATH[protocol]},
+                "regions": {"r1": base_url + base_path(protocol)},
                 "models": [model],
             }
         },

@@ -13,8 +13,8 @@ import time
 import pytest
 
 from monitor.eventloop import run_async
-from monitor.http import ClientLanes, warm_up
-from monitor.probe import probe_target
+from monitor.probe.runner import probe_target
+from monitor.probe.transport.lanes import ClientLanes, warm_up
 from monitor.protocols import protocol_names
 from tests.faults.kinds import FAULT_KINDS
 

@@ -30,10 +30,10 @@ from hypothesis import strategies as st
 from monitor import cli
 from monitor.config import load_config_text
 from monitor.eventloop import run_async
-from monitor.http import ClientLanes
-from monitor.probe import probe_target
+from monitor.probe.replay import replay
+from monitor.probe.runner import probe_target
+from monitor.probe.transport.lanes import ClientLanes
 from monitor.protocols import get_protocol, protocol_names
-from monitor.replay import replay
 from monitor.sample import ErrorKind
 from tests.config_helpers import DESIGN_ENV, DESIGN_EXAMPLE
 from tests.faults.harness import cli as run_cli

@@ -15,8 +15,8 @@ import zlib
 from collections import defaultdict
 from pathlib import Path
 
+from monitor.probe.replay import ReplayResult, replay
 from monitor.protocols.base import ProtocolViolation, TokenDelta, WireProtocol
-from monitor.replay import ReplayResult, replay
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "streams"
 NS_PER_MS = 1_000_000

@@ -85,3 +85,29 @@ def test_db_upgrade_command(empty_engine, monkeypatch, capsys):
     current = argparse.Namespace(config="firsttoken.yaml", db_command="current")
     assert db_command.run(current) == 0
     assert "up to date" in capsys.readouterr().out
+
+
+def test_a_failed_check_is_stored_shown_and_counted_as_a_failure(engine, monkeypatch, tmp_path, capsys):
+    from monitor.alerts.feed import Point
+
+    monkeypatch.setenv("FIRSTTOKEN_DATABASE_URL", url_of(engine))
+    monkeypatch.chdir(tmp_path)
+    now = datetime.now(UTC)
+    failed = full_sample(
+        started_at=now - timedelta(minutes=1), error_kind="assertion", failed_check="json_schema",
+        error_message="json_schema: answer is not JSON: Expecting value at char 0", cost_usd=0.00042,
+        answer_fingerprint="0123456789abcdef",
+    )  # fmt: skip
+    insert_samples(engine, [failed])
+    assert samples_command.run(samples_args(json=True)) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    shown = json.loads(line)
+    assert (shown["ok"], shown["error_kind"], shown["failed_check"]) == (False, "assertion", "json_schema")
+    assert shown["ttft_ms"] == failed.ttft_ms and shown["cost_usd"] == 0.00042  # timings and cost kept
+    assert samples_command.run(samples_args()) == 0
+    assert "assertion:json_schema" in capsys.readouterr().out
+    # availability and the error-rate rules see it as a failure; latency rules do not see it
+    point = Point(
+        failed.target, failed.agent, failed.started_at, failed.id, False, "assertion", 230.5, None, None, None
+    )
+    assert point.value("error_rate") is None and point.value("ttft_ms") is None

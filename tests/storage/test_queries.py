@@ -7,7 +7,7 @@ from sqlalchemy import func, select, text
 
 from monitor.sample import SAMPLE_FIELDS, ErrorKind
 from monitor.storage.models import Agent, SampleRow, Target
-from monitor.storage.queries import insert_samples, latest_sample_per_agent, recent_samples, series
+from monitor.storage.queries import insert_samples, recent_samples
 
 from .factories import BASE_TIME, full_sample, make_samples
 
@@ -114,28 +114,6 @@ def test_recent_samples_since_until_limit_and_order(engine):
         recent_samples(engine, target_glob="prov[0]/*", since=since, limit=2)
         == [s for s in samples if s.target.startswith("prov0")][-2:]
     )
-
-
-def test_series_of_one_target(engine):
-    samples = make_samples(30, targets=2)
-    insert_samples(engine, samples)
-    mine = [s for s in samples if s.target == "prov1/model-1@region:short"]
-    got = series(engine, "prov1/model-1@region:short", "ttft_ms", BASE_TIME, BASE_TIME + timedelta(hours=1))
-    assert got.timestamps == tuple(s.started_at for s in mine)
-    assert got.values == tuple(s.ttft_ms for s in mine)
-    assert got.ok == tuple(s.ok for s in mine)
-    timestamps, values, ok = got  # unpacks like the tuple alerting expects
-    assert (timestamps, values, ok) == tuple(got)
-    with pytest.raises(ValueError):
-        series(engine, "x", "error_message; drop table samples", BASE_TIME)
-
-
-def test_latest_sample_per_agent(engine):
-    a = make_samples(20, agent="eu", seed=3)
-    b = make_samples(7, agent="us", start=BASE_TIME + timedelta(minutes=5), seed=4)
-    insert_samples(engine, a + b)
-    latest = latest_sample_per_agent(engine)
-    assert latest == {"eu": a[-1], "us": b[-1]}
 
 
 def test_partitions_are_created_on_demand_for_any_day_on_postgres(engine):

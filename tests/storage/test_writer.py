@@ -1,10 +1,11 @@
 import dataclasses
 import time
+from datetime import UTC
 
 from sqlalchemy import func, select
 
 from monitor.storage.ingest import BatchInserter
-from monitor.storage.models import SampleRow
+from monitor.storage.models import SampleRow, Target
 from monitor.storage.queries import insert_samples, recent_samples
 from monitor.storage.spool import Spool
 from monitor.storage.writer import REJECTED_FILE, SampleWriter
@@ -17,6 +18,10 @@ DEAD_URL = "postgresql+psycopg://postgres@127.0.0.1:1/nothing_listens_here"
 def stored_ids(engine) -> list[str]:
     with engine.connect() as conn:
         return list(conn.execute(select(SampleRow.__table__.c.id)).scalars())
+
+
+def as_utc(moment):
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def count(engine) -> int:
@@ -58,7 +63,55 @@ def test_a_backlog_is_written_in_bigger_transactions(engine, tmp_path):
     writer.submit_many(make_samples(2500))
     writer.start()
     assert writer.flush(30)
-    assert counting.calls == [1000, 1000, 500]  # up to max_batch_size (10 x batch_size) at a time
+    assert counting.calls == [2500]  # a backlog goes in one transaction, up to 40 x batch_size
+    writer.close()
+
+
+def test_a_backlog_beyond_max_batch_size_is_split(engine, tmp_path):
+    writer = SampleWriter(engine, tmp_path / "spool", batch_size=10, flush_interval_s=0.05, start=False)
+    writer._inserter = counting = CountingInserter(engine)
+    writer.submit_many(make_samples(1000))
+    writer.start()
+    assert writer.flush(30)
+    assert counting.calls == [400, 400, 200]
+    assert count(engine) == 1000
+    writer.close()
+
+
+def test_a_big_batch_of_new_targets_records_every_target(engine, tmp_path):
+    # Thousands of first-seen targets in one transaction go through the targets
+    # stage (COPY on PostgreSQL); every row lands with its first and last times.
+    samples = make_samples(6000, targets=3000, step_s=0.5)
+    writer = SampleWriter(engine, tmp_path / "spool", batch_size=200, flush_interval_s=0.05, start=False)
+    writer._inserter = counting = CountingInserter(engine)
+    writer.submit_many(samples)
+    writer.start()
+    assert writer.flush(60)
+    assert counting.calls == [6000]
+    with engine.connect() as conn:
+        rows = {r.id: r for r in conn.execute(select(Target.__table__))}
+    assert len(rows) == 3000
+    first = {s.target: s.started_at for s in samples[:3000]}
+    last = {s.target: s.started_at for s in samples[3000:]}
+    for target_id, row in rows.items():
+        assert as_utc(row.first_seen) == first[target_id]
+        assert as_utc(row.last_seen) == last[target_id]
+    writer.close()
+
+
+def test_a_bad_row_in_a_big_batch_is_found_by_halving(engine, tmp_path):
+    samples = make_samples(2048)
+    poison = dataclasses.replace(samples[1500], output_tokens=2**70)
+    samples[1500] = poison
+    writer = SampleWriter(engine, tmp_path / "spool", batch_size=100, flush_interval_s=0.05, start=False)
+    writer._inserter = counting = CountingInserter(engine)
+    writer.submit_many(samples)
+    writer.start()
+    assert writer.flush(60)
+    assert sorted(stored_ids(engine)) == sorted(s.id for s in samples if s is not poison)
+    assert writer.stats().rejected_total == 1
+    # the batch, then two halves per level of 11 (2048 = 2**11): 2 log2(n) + 1 inserts, not n
+    assert len(counting.calls) == 2 * 11 + 1
     writer.close()
 
 

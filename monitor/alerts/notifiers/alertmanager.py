@@ -1,19 +1,29 @@
-"""`alertmanager`: Prometheus Alertmanager's API v2 (`POST {url}/api/v2/alerts`, a JSON list of alerts).
+"""`alertmanager`: post the alert to Prometheus Alertmanager's API v2 (`POST <url>/api/v2/alerts`).
 
-Alertmanager groups, silences and routes; firsttoken hands it one alert per
-notification, labelled `alertname` (the rule), `severity` and the scope.
-With several URLs (an HA cluster) every member gets each alert: the members
-dedupe among themselves, and a member that is down must not lose the page.
+Alertmanager treats an alert it stops hearing about as resolved, so a firing
+alert is re-posted every `resend_every_s` while it fires: the outbox chains
+the next `repeat` row when it delivers one (monitor.alerts.outbox), and each
+post sets `endsAt` a few resend intervals ahead, as Prometheus does, so the
+alert outlives a missed re-post but not a dead sender. A resolution posts
+`endsAt` = when it resolved.
 
-This is the minimal send (one POST per URL, delivered when any member took
-it). Re-sending firing alerts every `resend_every_s` so Alertmanager does
-not resolve them on its own is the outbox's job, not this module's.
+Labels identify the alert (the same on every post, or Alertmanager sees a new
+one): `alertname` (the rule), `severity`, and the scope's `provider`, `model`,
+`region`, `prompt` and `agent` where the scope names one; a wider scope leaves
+the label out. Never the sending agent: after a leader failover the same alert
+would turn into a second one.
+
+With several URLs (an Alertmanager cluster) each gets every post, as
+Prometheus does; a send counts once any of them accepted it.
+
+The module is the whole notifier: its config (`type: alertmanager`), and its send.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, ClassVar
 
 import httpx
@@ -23,7 +33,9 @@ from monitor.alerts.notifiers.base import USER_AGENT, DeliveryError, post
 from monitor.config.fields import NonEmpty, Url, alias, check_url, seconds, spec
 from monitor.config.notifiers import NotifierConfig, Timeout
 
-API_PATH = "/api/v2/alerts"
+ALERTS_PATH = "/api/v2/alerts"
+ENDS_AFTER_RESENDS = 4  # a firing post keeps the alert alive this many resend intervals
+SCOPE_LABELS = ("provider", "model", "region", "prompt", "agent")
 
 
 def _one_or_many(value: Any, info: Any) -> Any:
@@ -42,23 +54,48 @@ class AlertmanagerConfig(NotifierConfig):
     resend_every_s: seconds(3600.0) = alias("resend_every", 60.0)
 
 
-def alerts_body(body: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The API v2 request for one stored notification body."""
-    scope = {k: str(v) for k, v in (body.get("scope") or {}).items() if v is not None}
-    alert: dict[str, Any] = {
-        "labels": {"alertname": str(body.get("rule")), "severity": str(body.get("severity")), **scope},
-        "annotations": {"summary": str(body.get("summary") or ""), "metric": str(body.get("metric") or "")},
-        "startsAt": body.get("started_at"),
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _iso(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def to_alert(body: Mapping[str, Any], *, now: datetime, resend_every_s: float) -> dict[str, Any]:
+    """One alert of the API v2 `postableAlerts` list, from the stored notification body."""
+    scope = body.get("scope") or {}
+    labels = {"alertname": body["rule"], "severity": body.get("severity") or ""}
+    labels.update({k: str(scope[k]) for k in SCOPE_LABELS if scope.get(k)})
+    annotations = {
+        "summary": body.get("summary") or "",
+        "value": _text(body.get("value")),
+        "baseline": _text(body.get("baseline")),
     }
-    if body.get("status") == "resolved" and body.get("resolved_at"):
-        alert["endsAt"] = body["resolved_at"]
+    if body.get("official_incident"):
+        annotations["official_incident"] = str(body["official_incident"])
+    if body.get("dashboard_url"):
+        annotations["dashboard_url"] = body["dashboard_url"]
+    alert: dict[str, Any] = {"labels": labels, "annotations": {k: v for k, v in annotations.items() if v != ""}}
+    if body.get("started_at"):
+        alert["startsAt"] = body["started_at"]
+    if body.get("status") == "resolved":
+        alert["endsAt"] = body.get("resolved_at") or _iso(now)
+    else:
+        alert["endsAt"] = _iso(now + timedelta(seconds=ENDS_AFTER_RESENDS * resend_every_s))
     if body.get("dashboard_url"):
         alert["generatorURL"] = body["dashboard_url"]
-    return [alert]
+    return alert
 
 
 class AlertmanagerNotifier:
-    def __init__(self, config: AlertmanagerConfig, secrets: Iterable[str] = (), client: httpx.Client | None = None):
+    def __init__(
+        self, config: AlertmanagerConfig, secrets: Iterable[str] = (), client: httpx.Client | None = None
+    ) -> None:
         self.name = config.name
         self._config = config
         self._secrets = tuple(secrets)
@@ -66,17 +103,28 @@ class AlertmanagerNotifier:
         self._owns_client = client is None
 
     def send(self, body: Mapping[str, Any], *, event: str, delivery_id: str) -> None:
-        raw = json.dumps(alerts_body(body), separators=(",", ":")).encode()
+        if not self._config.urls:
+            raise DeliveryError("alertmanager: no url configured", retryable=False)
+        alert = to_alert(body, now=datetime.now(UTC), resend_every_s=self._config.resend_every_s)
+        raw = json.dumps([alert], separators=(",", ":")).encode()
         headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT}
-        failures: list[DeliveryError] = []
+        errors: list[DeliveryError] = []
         for url in self._config.urls:
             try:
-                endpoint = url.rstrip("/") + API_PATH
-                post(self._client, endpoint, raw, headers, timeout_s=self._config.timeout_s, secrets=self._secrets)
+                post(
+                    self._client,
+                    url.rstrip("/") + ALERTS_PATH,
+                    raw,
+                    headers,
+                    timeout_s=self._config.timeout_s,
+                    secrets=self._secrets,
+                    what="alertmanager",
+                )
             except DeliveryError as exc:
-                failures.append(exc)
-        if len(failures) == len(self._config.urls):  # no member has it
-            raise DeliveryError("; ".join(map(str, failures)), retryable=any(f.retryable for f in failures))
+                errors.append(exc)
+        if errors and len(errors) == len(self._config.urls):
+            message = "; ".join(str(e) for e in errors)
+            raise DeliveryError(message, retryable=any(e.retryable for e in errors))
 
     def close(self) -> None:
         if self._owns_client:

@@ -63,12 +63,22 @@ def title_and_text(body: Mapping[str, Any]) -> tuple[str, str]:
     title = f"[{status}] {body.get('rule')} ({body.get('severity')}) {where}"
     lines = [
         str(body.get("summary") or ""),
-        f"value {format_value(metric, body.get('value'))}, baseline {format_value(metric, body.get('baseline'))}",
+        _values_line(body, metric),
         f"started {body.get('started_at')}" + (f", resolved {body['resolved_at']}" if body.get("resolved_at") else ""),
     ]
     if body.get("dashboard_url"):
         lines.append(str(body["dashboard_url"]))
     return title, "\n".join(lines)
+
+
+def _values_line(body: Mapping[str, Any], metric: str) -> str:
+    now = "resolved at" if body.get("status") == "resolved" else "value"
+    line = f"{now} {format_value(metric, body.get('value'))}, baseline {format_value(metric, body.get('baseline'))}"
+    if body.get("fired_value") is not None:
+        line += f"; fired at {format_value(metric, body['fired_value'])}"
+    if body.get("worst_value") is not None:
+        line += f", worst {format_value(metric, body['worst_value'])}"
+    return line
 
 
 class AppriseNotifier:

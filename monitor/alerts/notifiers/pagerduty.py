@@ -19,6 +19,7 @@ import httpx
 from monitor.alerts.notifiers.base import USER_AGENT, post
 from monitor.config.fields import SecretText, Url, alias, spec
 from monitor.config.notifiers import NotifierConfig, Timeout
+from monitor.sample import target_id
 
 MAX_SUMMARY = 1024  # PagerDuty truncates longer summaries
 MAX_DEDUP_KEY = 255
@@ -34,6 +35,7 @@ SEVERITIES = {
     "info": "info",
 }
 DEFAULT_SEVERITY = "warning"
+DETAIL_KEYS = ("alert_id", "rule", "scope", "value", "baseline", "fired_value", "worst_value", "started_at")
 PAGERDUTY_URL = "https://events.pagerduty.com/v2/enqueue"
 
 
@@ -58,7 +60,7 @@ def _scope_text(scope: Mapping[str, Any]) -> str:
     provider, region = scope.get("provider"), scope.get("region")
     if scope.get("model") is None:
         return f"{provider}@{region}"
-    return f"{provider}/{scope.get('model')}@{region}:{scope.get('prompt')}"
+    return target_id(provider, scope.get("model"), region, scope.get("prompt"))
 
 
 def severity(ours: str) -> str:
@@ -84,12 +86,12 @@ def event_body(body: Mapping[str, Any], routing_key: str) -> dict[str, Any]:
         "component": scope.get("model") or scope.get("provider"),
         "group": f"{scope.get('provider')}@{scope.get('region')}",
         "class": body.get("metric"),
-        "custom_details": {k: body.get(k) for k in ("alert_id", "rule", "scope", "value", "baseline", "started_at")},
+        "custom_details": {k: body.get(k) for k in DETAIL_KEYS},
     }
     event["client"] = "firsttoken"
     if body.get("dashboard_url"):
         event["client_url"] = body["dashboard_url"]
-        event["links"] = [{"href": body["dashboard_url"], "text": "firsttoken dashboard"}]
+        event["links"] = [{"href": body["dashboard_url"], "text": "firsttoken: this alert on the dashboard"}]
     return event
 
 

@@ -12,6 +12,7 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
+from monitor.simulator.answers import choice_of, scripted
 from monitor.simulator.request import HttpError, Request
 from monitor.simulator.wire.base import (
     Call,
@@ -25,6 +26,7 @@ from monitor.simulator.wire.base import (
     hole,
     optional_int,
     prompt_chars,
+    prompt_text,
 )
 
 _ERROR_TYPES = {
@@ -45,10 +47,20 @@ _DELTAS = {
 }
 
 
+def _answer(body: dict[str, Any]):
+    tools = [
+        (t["name"], t.get("input_schema")) for t in body.get("tools") or () if isinstance(t, dict) and t.get("name")
+    ]
+    mode, forced = choice_of(body.get("tool_choice"))
+    fmt = (body.get("output_config") or {}).get("format") if isinstance(body.get("output_config"), dict) else None
+    return scripted(tools, mode, fmt.get("schema") if isinstance(fmt, dict) else None, forced)
+
+
 class AnthropicEncoder(SSEEncoder):
     protocol = "anthropic"
     id_header = "request-id"
     overloaded_status = 529
+    ratelimit_headers = ("anthropic-ratelimit-requests-remaining", "anthropic-ratelimit-tokens-remaining")
 
     @classmethod
     def route(cls, method: str, path: str) -> dict[str, str] | None:
@@ -73,6 +85,8 @@ class AnthropicEncoder(SSEEncoder):
             max_tokens=max_tokens,
             api_key=key,
             prompt_chars=prompt_chars(body.get("messages")) + prompt_chars(body.get("system")),
+            prompt_text=prompt_text(body.get("messages"), body.get("system")),
+            answer=_answer(body),
         )
 
     @classmethod
@@ -144,9 +158,21 @@ class AnthropicEncoder(SSEEncoder):
             out += self._start_block(kind)
         return out + self.sse(_DELTAS[kind].render(index=self._index, text=text), "content_block_delta")
 
+    def tool_delta(self, name: str, arguments: str, first: bool) -> bytes:
+        out = b""
+        if first:
+            out = self._stop_block() if self._block is not None else b""
+            self._index += 1
+            self._block = "tool_use"
+            block = {"type": "tool_use", "id": "toolu_" + self.info.request_id[-12:], "name": name, "input": {}}
+            out += self._event("content_block_start", {"index": self._index, "content_block": block})
+        delta = {"type": "input_json_delta", "partial_json": arguments}
+        return out + self._event("content_block_delta", {"index": self._index, "delta": delta})
+
     def close(self, outcome: Outcome) -> bytes:
+        tool = self._block == "tool_use"
         out = self._stop_block() if self._block is not None else b""
-        stop_reason = "max_tokens" if outcome.finish == "length" else "end_turn"
+        stop_reason = "max_tokens" if outcome.finish == "length" else "tool_use" if tool else "end_turn"
         message_delta: dict[str, Any] = {"delta": {"stop_reason": stop_reason, "stop_sequence": None}}
         if self.info.usage:
             message_delta["usage"] = {

@@ -22,6 +22,7 @@ _PREFIX, _SUFFIX = "/openai/deployments/", "/chat/completions"
 
 class AzureOpenAIEncoder(OpenAIChatEncoder):
     protocol = "azure-openai"
+    base_path = ""  # deployments live under the resource root, not /v1
     id_header = "apim-request-id"
     _filter_results = FILTER_RESULTS
 

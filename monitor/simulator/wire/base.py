@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from monitor.simulator.answers import Scripted
 from monitor.simulator.request import HttpError, Request
 
 # A private-use character marks where a broken byte sequence goes (invalid_utf8)
@@ -84,6 +85,8 @@ class Call:
     prompt_chars: int = 0
     region: str | None = None  # a region the route itself names (Vertex `locations/{l}`)
     options: Mapping[str, Any] = field(default_factory=dict)
+    prompt_text: str = ""  # the prompt's strings, counted in o200k tokens for `prompt_tokens`
+    answer: Scripted | None = None  # a tool call or a JSON document the request asked for
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +141,43 @@ def prompt_chars(obj: Any, skip: frozenset[str] = frozenset({"model", "role", "t
     return 0
 
 
+def stable_id(text: str) -> str:
+    """A deployment-hash-like id for a name (LiteLLM sends a sha256 hex)."""
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def route_options(behaviour: Any) -> dict[str, Any]:
+    """What the encoder needs to name the route inside the stream."""
+    options: dict[str, Any] = {}
+    if behaviour.served_by and behaviour.gateway == "openrouter":
+        options["provider"] = behaviour.served_by
+    if behaviour.fingerprint:
+        options["fingerprint"] = behaviour.fingerprint
+    return options
+
+
+def prompt_text(*objs: Any, skip: frozenset[str] = frozenset({"model", "role", "type", "stream"})) -> str:
+    """Every string of the prompt parts of a request body, joined: what usage counts as input."""
+    out: list[str] = []
+
+    def walk(obj: Any) -> None:
+        if isinstance(obj, str):
+            out.append(obj)
+        elif isinstance(obj, dict):
+            for k, v in obj.items():
+                if k not in skip:
+                    walk(v)
+        elif isinstance(obj, list):
+            for v in obj:
+                walk(v)
+
+    for obj in objs:
+        walk(obj)
+    return "\n".join(out)
+
+
 def body_object(req: Request) -> dict[str, Any]:
     data = req.json()
     if not isinstance(data, dict):
@@ -162,11 +202,17 @@ class WireEncoder(ABC):
     """One response stream of one protocol. A new instance per request."""
 
     protocol: ClassVar[str]
+    # The path a user's `regions:` URL ends with for this protocol (`.../v1` for OpenAI's),
+    # so tests, the demo and benchmarks build base URLs without a table of their own.
+    base_path: ClassVar[str] = ""
     content_type: ClassVar[str] = "text/event-stream; charset=utf-8"
     id_header: ClassVar[str | None] = None  # the protocol's own request-id header
     overloaded_status: ClassVar[int] = 503
     auth_status: ClassVar[int] = 401
     requires_credentials: ClassVar[bool] = False  # refuse requests without any credential
+    # The provider's remaining-quota headers (requests, tokens): OpenAI's spelling,
+    # which Groq, LiteLLM and most compatible hosts share; Anthropic overrides.
+    ratelimit_headers: ClassVar[tuple[str, str]] = ("x-ratelimit-remaining-requests", "x-ratelimit-remaining-tokens")
 
     # --------------------------------------------------------- request side
     @classmethod
@@ -191,6 +237,29 @@ class WireEncoder(ABC):
             headers.append((cls.id_header, request_id))
         return headers
 
+    @classmethod
+    def route_headers(cls, behaviour: Any) -> list[tuple[str, str]]:
+        """Headers naming the route and the quota left, as real gateways send them
+        (shapes from the recorded LiteLLM proxy responses in shared/fixtures/gateways)."""
+        headers: list[tuple[str, str]] = []
+        if behaviour.served_by and behaviour.gateway == "litellm":
+            headers += [
+                ("x-litellm-model-id", stable_id(behaviour.served_by)),
+                ("x-litellm-model-api-base", behaviour.served_by),
+                ("x-litellm-attempted-retries", "0"),
+                ("x-litellm-attempted-fallbacks", str(behaviour.fallbacks)),
+            ]
+        elif behaviour.served_by and behaviour.gateway == "azure":
+            headers.append(("x-ms-region", behaviour.served_by))
+        for name, value in zip(
+            cls.ratelimit_headers,
+            (behaviour.ratelimit_remaining_requests, behaviour.ratelimit_remaining_tokens),
+            strict=True,
+        ):
+            if value is not None:
+                headers.append((name, str(value)))
+        return headers
+
     # --------------------------------------------------------- stream side
     def __init__(self, info: StreamInfo) -> None:
         self.info = info
@@ -206,6 +275,13 @@ class WireEncoder(ABC):
     @abstractmethod
     def delta(self, reasoning: bool, text: str, tokens: int = 1) -> bytes:
         """One chunk carrying `tokens` tokens as `text` (with any block transition it implies)."""
+
+    # Gemini and Ollama send a tool call whole, in one part; the others stream its arguments.
+    whole_tool_calls: ClassVar[bool] = False
+
+    def tool_delta(self, name: str, arguments: str, first: bool) -> bytes:
+        """One chunk of a tool call's arguments; `first` opens the call (and names it)."""
+        raise NotImplementedError(f"{self.protocol}: no tool calls in the simulator")
 
     @abstractmethod
     def close(self, outcome: Outcome) -> bytes:

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import unquote
 
+from monitor.simulator.answers import scripted
 from monitor.simulator.request import HttpError, Request
 from monitor.simulator.wire import eventstream
 from monitor.simulator.wire.base import (
@@ -30,6 +31,7 @@ from monitor.simulator.wire.base import (
     hole,
     optional_int,
     prompt_chars,
+    prompt_text,
 )
 
 _ERRORS = {
@@ -61,6 +63,22 @@ _DELTAS = (
 )
 
 
+def _answer(body: dict[str, Any]):
+    config = body.get("toolConfig") if isinstance(body.get("toolConfig"), dict) else {}
+    tools = [
+        (spec["name"], (spec.get("inputSchema") or {}).get("json"))
+        for t in config.get("tools") or ()
+        if isinstance(t, dict) and isinstance(spec := t.get("toolSpec"), dict) and spec.get("name")
+    ]
+    choice = config.get("toolChoice") if isinstance(config.get("toolChoice"), dict) else {}
+    forced = (choice.get("tool") or {}).get("name") if isinstance(choice.get("tool"), dict) else None
+    fmt = (
+        ((body.get("outputConfig") or {}).get("textFormat") or {}) if isinstance(body.get("outputConfig"), dict) else {}
+    )
+    schema = ((fmt.get("structure") or {}).get("jsonSchema") or {}).get("schema") if isinstance(fmt, dict) else None
+    return scripted(tools, "required" if forced else None, schema, forced)
+
+
 class BedrockEncoder(WireEncoder):
     protocol = "bedrock-converse"
     content_type = "application/vnd.amazon.eventstream"
@@ -89,6 +107,8 @@ class BedrockEncoder(WireEncoder):
             api_key=token if token is not None else sigv4_access_key(req.headers),
             verify_key=token is not None,
             prompt_chars=prompt_chars(body.get("messages")) + prompt_chars(body.get("system")),
+            prompt_text=prompt_text(body.get("messages"), body.get("system")),
+            answer=_answer(body),
         )
 
     @classmethod
@@ -132,9 +152,21 @@ class BedrockEncoder(WireEncoder):
         payload = _DELTAS[reasoning].render(index=self._index, text=text)
         return out + self._event("contentBlockDelta", payload)
 
+    def tool_delta(self, name: str, arguments: str, first: bool) -> bytes:
+        out = b""
+        if first:
+            out = self._stop_block() if self._block is not None else b""
+            self._index += 1
+            self._block = "tool"
+            start = {"toolUse": {"toolUseId": "tooluse_" + self.info.request_id[-12:], "name": name}}
+            out += self._event("contentBlockStart", {"contentBlockIndex": self._index, "start": start})
+        delta = {"contentBlockIndex": self._index, "delta": {"toolUse": {"input": arguments}}}
+        return out + self._event("contentBlockDelta", delta)
+
     def close(self, outcome: Outcome) -> bytes:
+        tool = self._block == "tool"
         out = self._stop_block() if self._block is not None else b""
-        stop = "max_tokens" if outcome.finish == "length" else "end_turn"
+        stop = "max_tokens" if outcome.finish == "length" else "tool_use" if tool else "end_turn"
         out += self._event("messageStop", {"stopReason": stop})
         metadata: dict[str, Any] = {}
         if self.info.usage:

@@ -10,10 +10,12 @@ the last chunk has `finishReason`.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
+from monitor.simulator.answers import scripted
 from monitor.simulator.request import HttpError, Request
 from monitor.simulator.wire.base import (
     Call,
@@ -27,6 +29,7 @@ from monitor.simulator.wire.base import (
     hole,
     optional_int,
     prompt_chars,
+    prompt_text,
 )
 
 _STATUS = {
@@ -78,9 +81,27 @@ def _chunk_template(model: str, usage: bool, thought: bool, finish: str | None, 
     return Template(chunk)
 
 
+_MODES = {"AUTO": "auto", "NONE": "none", "ANY": "required"}
+
+
+def _answer(body: dict[str, Any], config: dict[str, Any]):
+    tools = [
+        (d["name"], d.get("parameters") or d.get("parametersJsonSchema"))
+        for t in body.get("tools") or ()
+        if isinstance(t, dict)
+        for d in t.get("functionDeclarations") or ()
+        if isinstance(d, dict) and d.get("name")
+    ]
+    calling = ((body.get("toolConfig") or {}).get("functionCallingConfig") or {}) if tools else {}
+    allowed = calling.get("allowedFunctionNames") or [None]
+    schema = config.get("responseSchema") or config.get("responseJsonSchema")
+    return scripted(tools, _MODES.get(str(calling.get("mode"))), schema, allowed[0])
+
+
 class GeminiEncoder(SSEEncoder):
     protocol = "gemini"
     separator = b"\r\n\r\n"
+    whole_tool_calls = True
 
     @classmethod
     def route(cls, method: str, path: str) -> dict[str, str] | None:
@@ -101,6 +122,8 @@ class GeminiEncoder(SSEEncoder):
             max_tokens=optional_int(config.get("maxOutputTokens"), "generationConfig.maxOutputTokens"),
             api_key=key,
             prompt_chars=prompt_chars(body.get("contents")) + prompt_chars(body.get("systemInstruction")),
+            prompt_text=prompt_text(body.get("contents"), body.get("systemInstruction")),
+            answer=_answer(body, config),
             region=location if location and location != "global" else None,
             options={"sse": req.query.get("alt") == "sse"},
         )
@@ -145,6 +168,11 @@ class GeminiEncoder(SSEEncoder):
             self._candidates += tokens
         return self._chunk(text, reasoning)
 
+    def tool_delta(self, name: str, arguments: str, first: bool) -> bytes:
+        part = {"functionCall": {"name": name, "args": _json_or_empty(arguments)}}
+        chunk = {"candidates": [{"content": {"parts": [part], "role": "model"}, "index": 0}]}
+        return self._element(dumps({**chunk, "modelVersion": self.info.model, "responseId": self._response_id}))
+
     def close(self, outcome: Outcome) -> bytes:
         self._thoughts, self._candidates = outcome.reasoning_tokens, outcome.answer_tokens
         out = self._chunk("", False, finish="MAX_TOKENS" if outcome.finish == "length" else "STOP")
@@ -168,3 +196,10 @@ class GeminiEncoder(SSEEncoder):
 
     def malformed(self) -> bytes:
         return self._element(b'{"candidates": [{"content": {"parts": [{"text": "')
+
+
+def _json_or_empty(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:  # cut by max_tokens: a whole-call protocol would not send it half
+        return {}

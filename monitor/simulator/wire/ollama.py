@@ -10,10 +10,12 @@ evaluation the time from the first to the last token.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from monitor.simulator.answers import openai_tools, scripted
 from monitor.simulator.request import HttpError, Request
 from monitor.simulator.wire.base import (
     Call,
@@ -27,6 +29,7 @@ from monitor.simulator.wire.base import (
     hole,
     optional_int,
     prompt_chars,
+    prompt_text,
 )
 
 _LOAD_NS_MAX = 20_000_000  # a warm model: a few ms of the time to first token are "load"
@@ -57,6 +60,7 @@ def _line_templates(model: str) -> tuple[Template, Template]:
 class OllamaEncoder(WireEncoder):
     protocol = "ollama"
     content_type = "application/x-ndjson"
+    whole_tool_calls = True
 
     @classmethod
     def route(cls, method: str, path: str) -> dict[str, str] | None:
@@ -79,6 +83,9 @@ class OllamaEncoder(WireEncoder):
             api_key=bearer(req.headers),
             verify_key=False,  # Ollama has no authentication of its own
             prompt_chars=prompt_chars(body.get("messages")),
+            prompt_text=prompt_text(body.get("messages")),
+            # /api/chat has no tool_choice: a model given tools calls the first one
+            answer=scripted(openai_tools(body.get("tools")), None, body.get("format")),
         )
 
     @classmethod
@@ -94,6 +101,16 @@ class OllamaEncoder(WireEncoder):
 
     def delta(self, reasoning: bool, text: str, tokens: int = 1) -> bytes:
         return self._ndjson(self._line[reasoning].render(at=_now_iso(), text=text))
+
+    def tool_delta(self, name: str, arguments: str, first: bool) -> bytes:
+        try:
+            args = json.loads(arguments)
+        except ValueError:  # cut by max_tokens
+            args = {}
+        message = {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": name, "arguments": args}}]}
+        return self._ndjson(
+            dumps({"model": self.info.model, "created_at": _now_iso(), "message": message, "done": False})
+        )
 
     def close(self, outcome: Outcome) -> bytes:
         first = outcome.first_token_ns if outcome.first_token_ns is not None else outcome.end_ns

@@ -12,6 +12,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from monitor.simulator.answers import choice_of, openai_tools, scripted
 from monitor.simulator.request import HttpError, Request
 from monitor.simulator.wire.base import (
     Call,
@@ -25,6 +26,7 @@ from monitor.simulator.wire.base import (
     hole,
     optional_int,
     prompt_chars,
+    prompt_text,
 )
 
 _OPENAI_TYPES = {
@@ -51,23 +53,47 @@ def read_chat_call(req: Request, body: dict[str, Any], model: str, api_key: str 
         include_usage=include_usage,
         api_key=api_key,
         prompt_chars=prompt_chars(body.get("messages")),
+        prompt_text=prompt_text(body.get("messages")),
+        answer=_answer(body),
     )
 
 
+DEFAULT_FINGERPRINT = "fp_simulator"
+
+
+def _answer(body: dict[str, Any]):
+    mode, forced = choice_of(body.get("tool_choice"))
+    fmt = body.get("response_format")
+    schema = (fmt.get("json_schema") or {}).get("schema") if isinstance(fmt, dict) else None
+    return scripted(openai_tools(body.get("tools")), mode, schema, forced)
+
+
 def _chunk(
-    id_: str, created: Any, model: str, usage_null: bool, delta: dict[str, Any], finish: str | None, filters: Any
+    id_: str,
+    created: Any,
+    model: str,
+    usage_null: bool,
+    delta: dict[str, Any],
+    finish: str | None,
+    filters: Any,
+    route: tuple[str | None, str] = (None, DEFAULT_FINGERPRINT),
 ) -> dict[str, Any]:
     choice: dict[str, Any] = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
     if filters is not None:
         choice["content_filter_results"] = filters
-    chunk: dict[str, Any] = {
-        "id": id_,
-        "object": "chat.completion.chunk",
-        "created": created,
-        "model": model,
-        "system_fingerprint": "fp_simulator",
-        "choices": [choice],
-    }
+    provider, fingerprint = route
+    chunk: dict[str, Any] = {"id": id_}
+    if provider is not None:  # OpenRouter: the upstream, top level, on every chunk
+        chunk["provider"] = provider
+    chunk.update(
+        {
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "system_fingerprint": fingerprint,
+            "choices": [choice],
+        }
+    )
     if usage_null:
         chunk["usage"] = None
     return chunk
@@ -75,6 +101,7 @@ def _chunk(
 
 class OpenAIChatEncoder(SSEEncoder):
     protocol = "openai-chat"
+    base_path = "/v1"
     _filter_results: ClassVar[dict[str, Any] | None] = None  # Azure's content filter annotations
 
     @classmethod
@@ -98,22 +125,34 @@ class OpenAIChatEncoder(SSEEncoder):
         super().__init__(info)
         self._id = "chatcmpl-" + info.request_id.removeprefix("req_")
         self._usage_null = info.usage  # OpenAI adds "usage": null to every chunk when usage is on
-        templates = self._delta_templates(info.model, info.usage)
+        self._route = (info.options.get("provider"), info.options.get("fingerprint") or DEFAULT_FINGERPRINT)
+        templates = self._delta_templates(info.model, info.usage, self._route)
         self._delta = [t.bind(id=self._id, created=info.created_s) for t in templates]
 
     @classmethod
     @functools.lru_cache(maxsize=1024)
-    def _delta_templates(cls, model: str, usage_null: bool) -> tuple[Template, Template]:
-        """(answer, reasoning) delta chunks per model, shared by every request of it."""
+    def _delta_templates(cls, model: str, usage_null: bool, route: tuple[str | None, str]) -> tuple[Template, Template]:
+        """(answer, reasoning) delta chunks per model and route, shared by every request of it."""
         return tuple(  # type: ignore[return-value]
             Template(
-                _chunk(hole("id"), hole("created"), model, usage_null, {key: hole("text")}, None, cls._filter_results)
+                _chunk(
+                    hole("id"),
+                    hole("created"),
+                    model,
+                    usage_null,
+                    {key: hole("text")},
+                    None,
+                    cls._filter_results,
+                    route,
+                )
             )
             for key in ("content", "reasoning_content")
         )
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None, filters: Any = None) -> dict[str, Any]:
-        return _chunk(self._id, self.info.created_s, self.info.model, self._usage_null, delta, finish, filters)
+        return _chunk(
+            self._id, self.info.created_s, self.info.model, self._usage_null, delta, finish, filters, self._route
+        )
 
     def open(self) -> bytes:
         role = {"role": "assistant", "content": "", "refusal": None}
@@ -121,6 +160,13 @@ class OpenAIChatEncoder(SSEEncoder):
 
     def delta(self, reasoning: bool, text: str, tokens: int = 1) -> bytes:
         return self.sse(self._delta[reasoning].render(text=text))
+
+    def tool_delta(self, name: str, arguments: str, first: bool) -> bytes:
+        call: dict[str, Any] = {"index": 0, "function": {"arguments": arguments}}
+        if first:
+            call = {"index": 0, "id": "call_" + self._id[-12:], "type": "function", "function": {"name": name}}
+            call["function"]["arguments"] = arguments
+        return self.sse(dumps(self._chunk({"tool_calls": [call]}, filters=self._filter_results)))
 
     def close(self, outcome: Outcome) -> bytes:
         filters = {} if self._filter_results is not None else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from monitor.simulator.answers import choice_of, scripted
 from monitor.simulator.request import HttpError, Request
 from monitor.simulator.wire.base import (
     Call,
@@ -24,6 +25,7 @@ from monitor.simulator.wire.base import (
     hole,
     optional_int,
     prompt_chars,
+    prompt_text,
 )
 from monitor.simulator.wire.openai_chat import OpenAIChatEncoder
 
@@ -50,8 +52,16 @@ _ANSWER_DELTA = Template(
 )
 
 
+def _answer(body: dict[str, Any]):
+    tools = [(t["name"], t.get("parameters")) for t in body.get("tools") or () if isinstance(t, dict) and t.get("name")]
+    mode, forced = choice_of(body.get("tool_choice"))
+    fmt = (body.get("text") or {}).get("format") if isinstance(body.get("text"), dict) else None
+    return scripted(tools, mode, fmt.get("schema") if isinstance(fmt, dict) else None, forced)
+
+
 class OpenAIResponsesEncoder(SSEEncoder):
     protocol = "openai-responses"
+    base_path = "/v1"
 
     @classmethod
     def route(cls, method: str, path: str) -> dict[str, str] | None:
@@ -70,6 +80,8 @@ class OpenAIResponsesEncoder(SSEEncoder):
             max_tokens=optional_int(body.get("max_output_tokens"), "max_output_tokens"),
             api_key=bearer(req.headers),
             prompt_chars=prompt_chars(body.get("input")) + prompt_chars(body.get("instructions")),
+            prompt_text=prompt_text(body.get("input"), body.get("instructions")),
+            answer=_answer(body),
         )
 
     error_body = OpenAIChatEncoder.error_body
@@ -87,6 +99,7 @@ class OpenAIResponsesEncoder(SSEEncoder):
         self._answer_index = 0
         self._reasoning_delta = _REASONING_DELTA.bind(item_id=self._rs_id)
         self._answer_delta: Template | None = None
+        self._tool: dict[str, Any] = {}
 
     def _event(self, payload: dict[str, Any]) -> bytes:
         payload["sequence_number"] = self._seq
@@ -98,7 +111,7 @@ class OpenAIResponsesEncoder(SSEEncoder):
         if outcome is not None:
             if self._reasoning:
                 output.append(self._reasoning_item())
-            output.append(self._message_item("completed"))
+            output.append({**self._tool, "status": "completed"} if self._tool else self._message_item("completed"))
         usage = None
         if outcome is not None and self.info.usage:
             usage = {
@@ -193,7 +206,30 @@ class OpenAIResponsesEncoder(SSEEncoder):
         self._seq += 1
         return out + self.sse(payload, event)
 
+    def tool_delta(self, name: str, arguments: str, first: bool) -> bytes:
+        out = b""
+        if first:
+            out = self._end_reasoning() if self._state == "reasoning" else b""
+            self._state = "tool"
+            self._answer_index = 1 if self._reasoning else 0
+            self._tool = {"id": "fc_" + self._msg_id[4:], "type": "function_call", "call_id": "call_" + self._id[5:]}
+            self._tool.update(name=name, arguments="", status="in_progress")
+            item = dict(self._tool)
+            out += self._event({"type": "response.output_item.added", "output_index": self._answer_index, "item": item})
+        self._tool["arguments"] += arguments
+        common = {"item_id": self._tool["id"], "output_index": self._answer_index}
+        return out + self._event({"type": "response.function_call_arguments.delta", **common, "delta": arguments})
+
     def close(self, outcome: Outcome) -> bytes:
+        if self._state == "tool":
+            common = {"item_id": self._tool["id"], "output_index": self._answer_index}
+            done = {**self._tool, "status": "completed"}
+            out = self._event(
+                {"type": "response.function_call_arguments.done", **common, "arguments": done["arguments"]}
+            )
+            out += self._event({"type": "response.output_item.done", "output_index": self._answer_index, "item": done})
+            status = "incomplete" if outcome.finish == "length" else "completed"
+            return out + self._event({"type": f"response.{status}", "response": self._response(status, outcome)})
         out = self._start_answer() if self._state != "answer" else b""
         text = "".join(self._answer)
         common = {"item_id": self._msg_id, "output_index": self._answer_index, "content_index": 0}

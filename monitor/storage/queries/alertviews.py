@@ -32,18 +32,35 @@ class AlertView:
     state: str  # pending | firing | resolved
     severity: str
     metric: str
-    value: float | None
+    value: float | None  # the latest; once resolved, the value it resolved at
     baseline: float | None
     started_at: datetime
     fired_at: datetime | None
     resolved_at: datetime | None
     summary: str | None
     silenced: bool
+    fired_value: float | None = None  # the value when it fired
+    worst_value: float | None = None  # its worst while firing (max; min for tps and `below` rules)
+    value_text: str | None = None  # kind: change: the new label
+    baseline_text: str | None = None  # and the established one it left
+
+    @property
+    def is_change(self) -> bool:
+        """A `kind: change` alert: a route, model or build changed (its values are labels)."""
+        return self.value_text is not None or self.baseline_text is not None
+
+    @property
+    def change_text(self) -> str:
+        return f"{self.metric}: {self.baseline_text or '?'} → {self.value_text or '?'}"
 
     @property
     def begins_at(self) -> datetime:
         """When the incident began for a reader: firing time, else when the condition was first seen."""
         return self.fired_at or self.started_at
+
+    def duration_s(self, now: datetime) -> float:
+        """How long it has fired (or did): from `begins_at` to its resolution, or to now."""
+        return ((self.resolved_at or now) - self.begins_at).total_seconds()
 
     def covers(self, provider: str, model: str, region: str, prompt: str) -> bool:
         """Does this alert's scope include that target? None in the scope means 'every'."""
@@ -62,6 +79,12 @@ def alerts_between(engine: Engine, start: datetime, end: datetime, *, fired_only
     with engine.connect() as conn:
         rows = conn.execute(query.order_by(_A.started_at.desc(), _A.id.desc())).all()
     return [AlertView(*r) for r in rows]
+
+
+def alert(engine: Engine, alert_id: int) -> AlertView | None:
+    with engine.connect() as conn:
+        row = conn.execute(select(*_ALERT_COLUMNS).where(_A.id == alert_id)).first()
+    return None if row is None else AlertView(*row)
 
 
 def live_alerts(engine: Engine) -> list[AlertView]:

@@ -196,14 +196,3 @@ def fetch_rollups(
         output_tokens=np.array(cols[6], dtype=np.int64),
         hists={m: list(cols[7 + i]) for i, m in enumerate(hists)},
     )
-
-
-def list_targets(engine: Engine):
-    """Every target the service has recorded (configured or seen in samples), by id."""
-    from monitor.storage.models import Target
-    from monitor.storage.queries.trends import TargetRef
-
-    t = Target.__table__.c
-    query = select(t.id, t.provider, t.model, t.region, t.prompt).order_by(t.id)
-    with engine.connect() as conn:
-        return [TargetRef(*row) for row in conn.execute(query).all()]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
-from sqlalchemy import Engine, Integer, case, cast, func, select
+from sqlalchemy import Engine, Integer, case, cast, distinct, func, select, true
 
 from monitor.storage.models import RollupHourly
 from monitor.storage.queries.dashfetch import cancelled_count, epoch_s, fetch_raw, fetch_rollups, fetch_rows
@@ -40,6 +40,10 @@ class PeriodGrid:
     typical_ttft_ms: np.ndarray  # NaN where no ok sample
     # name -> (measured, failed, typical TTFT) per target since the window's start
     window_totals: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
+    # Hours with at least one measured probe: per target × period, and per target since each window's start.
+    # What a figure over a period stands on: 6 h of data read as "24 h" would overstate it.
+    hours_with_data: np.ndarray | None = None
+    window_hours: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def baseline_ttft_ms(self) -> np.ndarray:
@@ -94,36 +98,59 @@ def period_grid(
         func.coalesce(_R.ttft_ms_sum, 0.0) - case((many, _R.ttft_ms_max), else_=0.0),
         case((many, _R.ttft_ms_count - 1), else_=_R.ttft_ms_count),
     ]
-    cols = [_R.target, slot.label("slot"), *(func.sum(v) if grouped else v for v in values)]
+
+    def hours(when):
+        # Distinct hours: several agents write a row each for the same hour.
+        if grouped:
+            return func.count(distinct(case((when & (measured > 0), _R.hour))))
+        return case((when & (measured > 0), 1), else_=0)
+
+    cols = [_R.target, slot.label("slot"), *(func.sum(v) if grouped else v for v in values), hours(true())]
     windows = windows or {}
     for since in windows.values():
         recent = _R.hour >= since
         cols += [func.sum(v).filter(recent) if grouped else case((recent, v), else_=0) for v in values]
+        cols.append(hours(recent))
     query = select(*cols).where(_R.hour >= datetime.fromtimestamp(origin, UTC), _R.hour < end)
     if target_ids is not None:
         query = query.where(_R.target.in_(list(target_ids)))
     rows = fetch_rows(engine, query.group_by(_R.target, "slot") if grouped else query)
     targets = tuple(sorted({r[0] for r in rows}))
     index = {t: i for i, t in enumerate(targets)}
-    grid = np.zeros((6 + 4 * len(windows), len(targets), n))
+    width = len(values) + 1  # the sums, then hours with data
+    grid = np.zeros((2 + width * (1 + len(windows)), len(targets), n))
     if rows:
         cols_ = list(zip(*rows, strict=True))
         ti = np.fromiter((index[t] for t in cols_[0]), dtype=np.int64, count=len(rows))
         si = np.clip(np.array(cols_[1], dtype=float).astype(np.int64) - int(origin // step), 0, n - 1)
         for k in range(2, len(cols_)):
             np.add.at(grid[k], (ti, si), np.array([v or 0 for v in cols_[k]], dtype=float))
+    per_period_h = step / 3600
+    covered = np.minimum(grid[6], per_period_h)  # ungrouped rows: one per agent and hour
     with np.errstate(invalid="ignore", divide="ignore"):
         typical = np.where(grid[5] > 0, grid[4] / np.maximum(grid[5], 1), np.nan)
-        totals = {}
+        totals, window_hours = {}, {}
         for i, name in enumerate(windows):
-            m, f, t_sum, t_n = (grid[6 + 4 * i + k].sum(axis=1) for k in range(4))
+            base = 2 + width * (1 + i)
+            m, f, t_sum, t_n = (grid[base + k].sum(axis=1) for k in range(4))
             totals[name] = (
                 m.astype(np.int64),
                 f.astype(np.int64),
                 np.where(t_n > 0, t_sum / np.maximum(t_n, 1), np.nan),
             )
+            window_hours[name] = np.minimum(grid[base + 4], per_period_h).sum(axis=1).astype(np.int64)
     starts = tuple(datetime.fromtimestamp(origin + i * step, UTC) for i in range(n))
-    return PeriodGrid(targets, starts, period, grid[2].astype(np.int64), grid[3].astype(np.int64), typical, totals)
+    return PeriodGrid(
+        targets,
+        starts,
+        period,
+        grid[2].astype(np.int64),
+        grid[3].astype(np.int64),
+        typical,
+        totals,
+        covered.astype(np.int64),
+        window_hours,
+    )
 
 
 def raw_period_grid(

@@ -13,16 +13,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
-from sqlalchemy import Engine
+from sqlalchemy import Engine, distinct, func, select
 
-from monitor.storage.queries.dashfetch import fetch_raw, fetch_rollups
+from monitor.storage.models import RollupHourly
+from monitor.storage.queries.dashfetch import fetch_raw, fetch_rollups, fetch_rows
 from monitor.storage.queries.histmatrix import hist_quantiles, value_quantiles
-from monitor.storage.queries.trends import TargetRef
+from monitor.storage.queries.targets import TargetRef
 
 WINDOW = timedelta(hours=1)
 STATE_WINDOW = timedelta(minutes=15)
 STATE_MIN_SAMPLES = 3
 BASELINE = timedelta(hours=24)
+FULL_SLACK = timedelta(minutes=10)
+_R = RollupHourly.__table__.c
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class TargetNow:
     recent_ttft_p50_ms: float | None
     baseline_ttft_p50_ms: float | None
     last_sample_at: datetime | None
+    baseline_hours: int = 0  # hours of the 24 h baseline with data: a baseline from 2 h is not a day's
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,7 @@ class Headline:
     ttft_p50_ms: float | None
     ttft_p90_ms: float | None
     tps_p50: float | None
+    covered_s: float = 0.0  # how much of the last hour has data: from its first sample to now
 
 
 @dataclass(frozen=True)
@@ -102,6 +107,7 @@ def overview(engine: Engine, targets: Sequence[TargetRef], now: datetime | None 
     )
     base_code = np.array([index[t] for t in base.targets] or [0], dtype=np.int64)
     q_base, _ = hist_quantiles(base.hists["ttft_ms"], base_code[base.target] if len(base) else base.target, n, (0.5,))
+    base_hours = _hours_with_data(engine, now - WINDOW - BASELINE, now - WINDOW, [t.id for t in refs])
 
     rows = tuple(
         TargetNow(
@@ -116,13 +122,24 @@ def overview(engine: Engine, targets: Sequence[TargetRef], now: datetime | None 
             recent_ttft_p50_ms=_f(q_recent[i, 0]),
             baseline_ttft_p50_ms=_f(q_base[i, 0]),
             last_sample_at=None if np.isnan(last[i]) else datetime.fromtimestamp(last[i], UTC),
+            baseline_hours=base_hours.get(ref.id, 0),
         )
         for i, ref in enumerate(refs)
     )
-    return Overview(now, rows, _headlines(refs, tix, measured, failed, ttft, tps))
+    return Overview(now, rows, _headlines(refs, tix, measured, failed, ttft, tps, t_s, now.timestamp()))
 
 
-def _headlines(refs, tix, measured, failed, ttft, tps) -> tuple[Headline, ...]:
+def _hours_with_data(engine: Engine, start: datetime, end: datetime, target_ids: list[str]) -> dict[str, int]:
+    """Distinct rollup hours with a sample, per target (several agents write a row each per hour)."""
+    query = (
+        select(_R.target, func.count(distinct(_R.hour)))
+        .where(_R.hour >= start, _R.hour < end, _R.samples > 0, _R.target.in_(target_ids))
+        .group_by(_R.target)
+    )
+    return {target: int(hours) for target, hours in fetch_rows(engine, query)} if target_ids else {}
+
+
+def _headlines(refs, tix, measured, failed, ttft, tps, t_s, now_s: float) -> tuple[Headline, ...]:
     keys = sorted({(r.provider, r.prompt) for r in refs})
     key_index = {k: i for i, k in enumerate(keys)}
     of_ref = np.array([key_index[(r.provider, r.prompt)] for r in refs] or [0], dtype=np.int64)
@@ -132,7 +149,21 @@ def _headlines(refs, tix, measured, failed, ttft, tps) -> tuple[Headline, ...]:
     q_tps, _ = value_quantiles(tps, g, m, (0.5,))
     samples = np.bincount(g, weights=measured, minlength=m)
     fails = np.bincount(g, weights=failed, minlength=m)
+    first = np.full(m, np.nan)
+    np.fmin.at(first, g, t_s)
+    covered = np.where(np.isnan(first), 0.0, now_s - first)
+    # Data from the window's first minutes on cover it all: a 5-minute target's first probe lands up to 5 min in.
+    covered = np.where(covered >= WINDOW.total_seconds() - FULL_SLACK.total_seconds(), WINDOW.total_seconds(), covered)
     return tuple(
-        Headline(p, pr, int(samples[i]), int(fails[i]), _f(q_ttft[i, 0]), _f(q_ttft[i, 1]), _f(q_tps[i, 0]))
+        Headline(
+            p,
+            pr,
+            int(samples[i]),
+            int(fails[i]),
+            _f(q_ttft[i, 0]),
+            _f(q_ttft[i, 1]),
+            _f(q_tps[i, 0]),
+            float(min(covered[i], WINDOW.total_seconds())),
+        )
         for (p, pr), i in key_index.items()
     )

@@ -7,31 +7,19 @@ partitions involved and uses the (target, started_at) or (started_at) index.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
-from typing import NamedTuple
 
 from sqlalchemy import Engine, select
 
 from monitor.sample import Sample
 from monitor.storage.ingest import BatchInserter
-from monitor.storage.models import Agent, SampleRow
+from monitor.storage.models import SampleRow
 from monitor.storage.rows import row_to_sample
 
 _S = SampleRow.__table__.c
-SERIES_METRICS: tuple[str, ...] = tuple(
-    c.name for c in SampleRow.__table__.columns if c.name.endswith("_ms") or c.name in ("tps", "output_tokens")
-)
 DEFAULT_SINCE = timedelta(hours=1)
 _INSERT_CHUNK = 5_000
-
-
-class Series(NamedTuple):
-    """One target's metric over time, oldest first; `values` is None where the metric is missing."""
-
-    timestamps: tuple[datetime, ...]
-    values: tuple[float | None, ...]
-    ok: tuple[bool, ...]
 
 
 def insert_samples(engine: Engine, samples: Iterable[Sample]) -> None:
@@ -98,49 +86,3 @@ def _glob_clause(engine: Engine, pattern: str):
     head = pattern if exact else pattern[: pattern.index("[")] + "*"
     like = "".join("%" if ch == "*" else "_" if ch == "?" else "\\" + ch if ch in "%_\\" else ch for ch in head)
     return _S.target.like(like, escape="\\"), exact
-
-
-def series(
-    engine: Engine,
-    target_id: str,
-    metric: str,
-    since: datetime,
-    until: datetime | None = None,
-    *,
-    agent: str | None = None,
-) -> Series:
-    """(timestamps, values, ok flags) of one target in [since, until), oldest first."""
-    if metric not in SERIES_METRICS:
-        raise ValueError(f"unknown metric {metric!r}; one of {', '.join(SERIES_METRICS)}")
-    query = select(_S.started_at, _S[metric], _S.ok).where(_S.target == target_id, _S.started_at >= since)
-    if until is not None:
-        query = query.where(_S.started_at < until)
-    if agent is not None:
-        query = query.where(_S.agent == agent)
-    with engine.connect() as conn:
-        rows = conn.execute(query.order_by(_S.started_at, _S.id)).all()
-    return Series(tuple(r[0] for r in rows), tuple(r[1] for r in rows), tuple(bool(r[2]) for r in rows))
-
-
-def latest_sample_per_agent(engine: Engine, agents: Sequence[str] | None = None) -> dict[str, Sample]:
-    """The newest stored sample of each agent.
-
-    The writer keeps `agents.last_sample_at`, so each lookup is a tiny
-    index range instead of a scan for the maximum over all samples.
-    """
-    a = Agent.__table__.c
-    out: dict[str, Sample] = {}
-    with engine.connect() as conn:
-        query = select(a.name, a.last_sample_at).where(a.last_sample_at.is_not(None))
-        if agents is not None:
-            query = query.where(a.name.in_(list(agents)))
-        for name, last in conn.execute(query.order_by(a.name)).all():
-            row = conn.execute(
-                select(SampleRow.__table__)
-                .where(_S.agent == name, _S.started_at >= last)
-                .order_by(_S.started_at.desc(), _S.id.desc())
-                .limit(1)
-            ).first()
-            if row is not None:
-                out[name] = row_to_sample(row._mapping)
-    return out

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import Engine, func, select
 
-from monitor.sample import Sample
+from monitor.sample import Sample, write_csv
 from monitor.storage.models import SampleRow
 from monitor.storage.rows import row_to_sample
 
@@ -82,8 +82,6 @@ def backtest_csv(samples: Sequence[Sample], metric: str = "ttft_ms") -> str:
 
 def full_csv(samples: Sequence[Sample]) -> str:
     """Every field, the columns and spelling of `firsttoken samples --csv`."""
-    from monitor.commands.samples import write_csv
-
     out = io.StringIO()
     write_csv(samples, out)
     return out.getvalue()

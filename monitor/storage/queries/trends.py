@@ -17,6 +17,7 @@ from sqlalchemy import Engine
 
 from monitor.storage.queries.dashfetch import fetch_raw, fetch_rollups
 from monitor.storage.queries.histmatrix import hist_quantiles, value_quantiles
+from monitor.storage.queries.targets import TargetRef
 
 # Ranges at least this long read rollups (DESIGN §9: raw samples are never scanned for ranges over a day).
 ROLLUP_MIN_RANGE = timedelta(days=1)
@@ -42,24 +43,6 @@ def bucket_for(span: timedelta) -> timedelta:
 
 def uses_rollups(span: timedelta) -> bool:
     return span >= ROLLUP_MIN_RANGE
-
-
-@dataclass(frozen=True)
-class TargetRef:
-    id: str
-    provider: str
-    model: str
-    region: str
-    prompt: str
-
-    def label(self, split_by: str) -> str:
-        if split_by == "provider/model":
-            return f"{self.provider}/{self.model}"
-        if split_by == "target":
-            return self.id
-        if split_by == "all":
-            return "all selected"
-        return getattr(self, split_by)
 
 
 @dataclass(frozen=True)

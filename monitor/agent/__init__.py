@@ -1,0 +1,1 @@
+"""A probe agent: service, scheduler, leader, reachability, /metrics and /healthz."""

@@ -1,0 +1,219 @@
+"""Prometheus metrics and the /metrics + /healthz endpoint of `firsttoken run`.
+
+Base units are seconds, as Prometheus expects; the histograms' buckets cover
+what LLM APIs do (TTFT from 50 ms to a minute, decode 1 to 2,000 tokens/s).
+Each service owns its registry, so tests can run several side by side.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import ThreadingWSGIServer
+
+from monitor.agent.metrics_series import SeriesCounter, SeriesHistogram, _braces, chunked
+from monitor.sample import Sample
+
+log = logging.getLogger(__name__)
+
+LABELS = ("provider", "model", "region", "prompt", "agent")
+TTFT_BUCKETS_S = (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 1.5, 2, 3, 5, 7.5, 10, 15, 20, 30, 60)
+TPS_BUCKETS = (1, 5, 10, 20, 30, 40, 50, 75, 100, 150, 200, 300, 500, 1000, 2000)
+LAG_BUCKETS_S = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+
+
+class ProbeMetrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        # Per target: rendered by monitor.agent.metrics_series, which keeps a scrape cheap at thousands of targets.
+        self.probes = SeriesCounter("firsttoken_probes", "Probes by outcome", (*LABELS, "outcome", "error_kind"))
+        self.ttft = SeriesHistogram("firsttoken_ttft_seconds", "Time to first token", LABELS, TTFT_BUCKETS_S)
+        self.ttft_answer = SeriesHistogram(
+            "firsttoken_ttft_answer_seconds", "Time to first answer token", LABELS, TTFT_BUCKETS_S
+        )
+        self.total = SeriesHistogram("firsttoken_total_seconds", "Time to the terminal event", LABELS, TTFT_BUCKETS_S)
+        self.tps = SeriesHistogram(
+            "firsttoken_decode_tokens_per_second", "Decode speed, TTFT excluded", LABELS, TPS_BUCKETS
+        )
+        self.route = RouteInfo()
+        self.per_target = (self.probes, self.ttft, self.ttft_answer, self.total, self.tps, self.route)
+        self.sched_lag = Histogram(
+            "firsttoken_sched_lag_seconds",
+            "Probe start lateness against schedule",
+            ("agent",),
+            buckets=LAG_BUCKETS_S,
+            registry=r,
+        )
+        self.queue_wait = Histogram(
+            "firsttoken_queue_wait_seconds",
+            "Time a ready probe waited for a concurrency cap (apart from sched_lag)",
+            ("agent",),
+            buckets=LAG_BUCKETS_S,
+            registry=r,
+        )
+        route = ("provider", "region")
+        self.route_cap = Gauge(
+            "firsttoken_concurrency_cap", "Probes allowed in flight per provider region", route, registry=r
+        )
+        self.route_needed = Gauge(
+            "firsttoken_concurrency_needed",
+            "Probes in flight the schedule needs per provider region (rate x mean duration)",
+            route,
+            registry=r,
+        )
+        self.route_short = Gauge(
+            "firsttoken_concurrency_short", "1 when a provider region's cap cannot keep its schedule", route, registry=r
+        )
+        self.targets = Gauge("firsttoken_targets", "Targets scheduled on this agent", registry=r)
+        self.in_flight = Gauge("firsttoken_probes_in_flight", "Probes in flight", registry=r)
+        self.queue_depth = Gauge("firsttoken_writer_queue_depth", "Samples waiting for the database", registry=r)
+        self.spool_bytes = Gauge("firsttoken_spool_bytes", "Bytes of samples spooled to disk", registry=r)
+        self.written = Gauge("firsttoken_samples_written", "Samples committed to the database", registry=r)
+        self.dropped = Gauge("firsttoken_samples_dropped", "Samples lost to the spool size bound", registry=r)
+        self.leader = Gauge("firsttoken_leader", "1 when this agent runs the once-only work", registry=r)
+        self.config_reloads = Counter("firsttoken_config_reloads", "Config reloads", ("result",), registry=r)
+        # Spend so far, from `prices:` (exposed as firsttoken_probe_cost_usd_total); per provider
+        # and model, not per target: a cost dashboard sums them, and the label set stays small.
+        self.cost = Counter(
+            "firsttoken_probe_cost_usd",
+            "What the probes cost, USD (input, cached input, output)",
+            ("provider", "model"),
+            registry=r,
+        )
+
+    def observe(self, sample: Sample) -> None:
+        labels = (sample.provider, sample.model, sample.region, sample.prompt, sample.agent)
+        outcome = "ok" if sample.ok else "error"
+        self.probes.inc((*labels, outcome, sample.error_kind or ""))
+        if sample.sched_lag_ms is not None:
+            self.sched_lag.labels(sample.agent).observe(sample.sched_lag_ms / 1000)
+        if sample.queue_wait_ms is not None:
+            self.queue_wait.labels(sample.agent).observe(sample.queue_wait_ms / 1000)
+        self.route.observe(labels, sample)
+        if sample.cost_usd:  # failed probes that generated tokens were billed too
+            self.cost.labels(sample.provider, sample.model).inc(sample.cost_usd)
+        if not sample.ok:
+            return  # failures count in availability, never in latency
+        if sample.ttft_ms is not None:
+            self.ttft.observe(labels, sample.ttft_ms / 1000)
+        if sample.ttft_answer_ms is not None:
+            self.ttft_answer.observe(labels, sample.ttft_answer_ms / 1000)
+        if sample.total_ms is not None:
+            self.total.observe(labels, sample.total_ms / 1000)
+        if sample.tps is not None:
+            self.tps.observe(labels, sample.tps)
+
+    def chunks(self) -> list[bytes]:
+        """The /metrics body in pieces of ~64 KB (see monitor.agent.metrics_series for why):
+        prometheus_client's families, then the per-target ones."""
+        return [generate_latest(self.registry), *(chunk for family in self.per_target for chunk in family.chunks())]
+
+    def exposition(self) -> bytes:
+        return b"".join(self.chunks())
+
+
+class RouteInfo:
+    """`firsttoken_route_info`: which upstream and build answered each target last.
+
+    One series per target, value 1, its route labels replaced when the route
+    changes (the old series disappears), so cardinality stays one per target
+    however often a gateway flips. Only responses that name something update it.
+    """
+
+    NAME = "firsttoken_route_info"
+    ROUTE_LABELS = ("served_by", "system_fingerprint", "model_version")
+
+    def __init__(self) -> None:
+        self._lines: dict[tuple[str, ...], bytes] = {}
+        self._lock = threading.Lock()
+
+    def observe(self, labels: tuple[str, ...], sample: Sample) -> None:
+        route = (sample.served_by, sample.system_fingerprint, sample.model_version)
+        if not any(route):
+            return
+        pairs = (*zip(LABELS, labels, strict=True), *zip(self.ROUTE_LABELS, (v or "" for v in route), strict=True))
+        line = f"{self.NAME}{{{_braces(pairs)}}} 1.0\n".encode()
+        with self._lock:
+            self._lines[labels] = line
+
+    def chunks(self) -> list[bytes]:
+        with self._lock:
+            lines = list(self._lines.values())
+        if not lines:
+            return []
+        head = f"# HELP {self.NAME} Route the last response named (1 per target)\n# TYPE {self.NAME} gauge\n"
+        return list(chunked([head.encode(), *lines]))
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    ok: bool
+    detail: dict[str, Any]
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # scrapes every 15 s would flood the log
+        pass
+
+
+class StatusServer:
+    """Serves /metrics, /healthz, /routes (given a handler) and the public status routes from a daemon thread."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        metrics: Callable[[], list[bytes]],
+        health: Callable[[], Health],
+        public: Callable[[str], tuple[str, str, bytes] | None] | None = None,
+        routes: Callable[[str], tuple[int, bytes]] | None = None,
+    ) -> None:
+        def app(environ, start_response):
+            path = environ.get("PATH_INFO", "")
+            if path == "/routes" and routes is not None:
+                status, body = routes(environ.get("QUERY_STRING", ""))
+                reason = {200: "OK", 400: "Bad Request"}.get(status, "Service Unavailable")
+                start_response(
+                    f"{status} {reason}", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
+                )
+                return [body]
+            answer = public(path) if public is not None else None
+            if answer is not None:  # /status.json, /badge/<provider>.svg, /incidents.atom (monitor.agent.public)
+                status, content_type, body = answer
+                headers = [("Content-Type", content_type), ("Content-Length", str(len(body)))]
+                # Embeddable anywhere (a badge in a README, status JSON from a browser page); never stale for long.
+                headers += [("Access-Control-Allow-Origin", "*"), ("Cache-Control", "public, max-age=15")]
+                start_response(status, headers)
+                return [body]
+            if path == "/metrics":
+                chunks = metrics()  # sent one by one: never a 20 MB join holding the GIL
+                length = str(sum(map(len, chunks)))
+                start_response("200 OK", [("Content-Type", CONTENT_TYPE_LATEST), ("Content-Length", length)])
+                return chunks
+            if path in ("/healthz", "/health"):
+                result = health()
+                body = json.dumps({"ok": result.ok, **result.detail}, default=str).encode()
+                status = "200 OK" if result.ok else "503 Service Unavailable"
+                start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+                return [body]
+            start_response("404 Not Found", [("Content-Type", "text/plain")])
+            return [b"not found: try /metrics, /healthz or /routes\n"]
+
+        self._server = make_server(host, port, app, ThreadingWSGIServer, handler_class=_QuietHandler)
+        self.port = self._server.server_port
+        self._thread = threading.Thread(target=self._server.serve_forever, name="firsttoken-status", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()

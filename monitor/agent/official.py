@@ -1,0 +1,100 @@
+"""Providers' official status pages (`providers.<p>.status_page:`, a Statuspage v2 summary JSON URL),
+polled by the leader; and how far ahead of (or behind) the provider's own incident our alert fired.
+
+`parse_summary` takes values; `poll_status_pages` is the leader job (its edge: one GET per
+configured page, then the database). Matching our alerts to them: monitor.alerts.official.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from monitor.storage.queries.official import OfficialIncident
+
+log = logging.getLogger(__name__)
+
+POLL_EVERY_S = 120.0
+TIMEOUT_S = 10.0
+MAX_BYTES = 2_000_000
+
+
+def _time(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def parse_summary(provider: str, data: Any) -> list[OfficialIncident]:
+    """The incidents of a Statuspage v2 `summary.json` (or `incidents.json`) document."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("incidents"), list):
+        raise ValueError("not a Statuspage v2 summary: no incidents list")
+    out = []
+    for raw in data["incidents"]:
+        if not isinstance(raw, Mapping) or not raw.get("id"):
+            continue
+        started = _time(raw.get("started_at")) or _time(raw.get("created_at"))
+        if started is None:
+            continue
+        status = str(raw.get("status") or "investigating")
+        resolved = _time(raw.get("resolved_at"))
+        if resolved is None and status in ("resolved", "postmortem"):
+            resolved = _time(raw.get("updated_at")) or started
+        out.append(
+            OfficialIncident(
+                provider=provider,
+                source_id=str(raw["id"])[:200],
+                name=str(raw.get("name") or "incident")[:500],
+                status=status[:40],
+                impact=str(raw["impact"])[:40] if raw.get("impact") else None,
+                started_at=started,
+                resolved_at=resolved,
+                updated_at=_time(raw.get("updated_at")) or started,
+                shortlink=str(raw["shortlink"])[:500] if raw.get("shortlink") else None,
+            )
+        )
+    return out
+
+
+def _fetch(client, url: str) -> Any:
+    response = client.get(url, timeout=TIMEOUT_S, headers={"Accept": "application/json"})
+    response.raise_for_status()
+    if len(response.content) > MAX_BYTES:
+        raise ValueError("status page too large")
+    return response.json()
+
+
+def poll_status_pages(engine, config, client=None, now: datetime | None = None) -> dict[str, int]:
+    """The leader job: every provider with a `status_page`, fetched and stored. A page that fails is
+    logged (host only: the URL is config) and tried again next round; its incidents stay as they were."""
+    import httpx
+
+    from monitor.alerts.notifiers.base import host_of
+    from monitor.storage.queries.official import store_incidents
+
+    pages: Sequence[tuple[str, str]] = [
+        (name, p.status_page) for name, p in config.providers.items() if getattr(p, "status_page", None)
+    ]
+    if not pages:
+        return {}
+    own = client is None
+    client = client or httpx.Client(follow_redirects=True)
+    written: dict[str, int] = {}
+    try:
+        for provider, url in pages:
+            try:
+                incidents = parse_summary(provider, _fetch(client, url))
+            except Exception as exc:  # a provider's page being down is no reason to stop the others
+                log.warning("status page of %s (%s): %s", provider, host_of(url), type(exc).__name__)
+                continue
+            written[provider] = store_incidents(engine, provider, incidents, now or datetime.now(UTC))
+    finally:
+        if own:
+            client.close()
+    return written

@@ -1,0 +1,1 @@
+"""Pure alert detectors: one series in, one evaluation per observation out."""

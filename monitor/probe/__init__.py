@@ -1,0 +1,1 @@
+"""One probe: runner, measurement, stream session, replay, tokens; transport/ for HTTP."""
