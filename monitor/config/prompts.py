@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, PlainValidator, WithJsonSchema
 from pydantic.json_schema import SkipJsonSchema
 
-from monitor.config.errors import fail, kind, problem
+from monitor.config.errors import did_you_mean, fail, kind, problem
 from monitor.config.fields import Bool, LoadContext, NonEmpty, Texts, number, spec, text
 from monitor.protocols.base import Message
 
@@ -271,8 +271,6 @@ class Prompt:
             if ref is not None and not names:
                 errors.append(problem(loc, "the prompt has no tools"))
             elif name is not None and name not in names:
-                from monitor.config.errors import did_you_mean
-
                 errors.append(problem(loc, f"unknown tool {name!r}{did_you_mean(name, names)}"))
         return errors
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import re
 from collections.abc import Mapping
 from dataclasses import field
 from datetime import datetime
@@ -51,7 +52,7 @@ from monitor.config.fields import (
 )
 from monitor.config.notifiers import NotifierItem
 from monitor.config.prompts import Prompt, Reasoning
-from monitor.units import format_duration, parse_duration
+from monitor.units import format_duration, parse_duration, parse_percent
 
 MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
 SCOPE_LABELS = ("provider", "model", "region", "prompt")
@@ -340,8 +341,6 @@ class AlertRule:
 
 
 def _fraction(value: Any) -> float:
-    from monitor.units import parse_percent
-
     try:
         return parse_percent(value)
     except ValueError as exc:
@@ -446,8 +445,6 @@ def _database(value: Any, info: Any) -> Any:
 
 def database_problem(url: str) -> str | None:
     """What the storage layer would refuse at start-up, found now (and without importing SQLAlchemy)."""
-    import re
-
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*://\S*", url.strip()):
         return "not a database URL (like sqlite:///firsttoken.db or postgresql+psycopg://...), got {got}"
     backend = url.split("://", 1)[0].split("+", 1)[0].lower()
