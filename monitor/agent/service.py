@@ -258,9 +258,7 @@ class Service:
         local_probes = self.scheduler.inflight if isinstance(self.scheduler, ProbeScheduler) else 0
         self._background_tasks = len(asyncio.all_tasks()) - local_probes
         short = set()
-        # Worker processes keep their own caps; the parent sees them only through their samples.
-        routes = self.scheduler.routes if isinstance(self.scheduler, ProbeScheduler) else {}
-        for (provider, region), route in routes.items():
+        for (provider, region), route in self.scheduler.routes.items():
             self.metrics.route_cap.labels(provider, region).set(route.cap)
             self.metrics.route_needed.labels(provider, region).set(round(route.needed, 2))
             is_short = route.targets > 0 and route.short()

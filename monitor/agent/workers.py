@@ -125,10 +125,10 @@ class WorkerProbes:
             self._readers.append(reader)
             self._stopped.append(stopped)
         log.info(
-            "probing %d targets in %d worker processes (caps per worker: %d in flight, %d per provider-region)",
+            "probing %d targets in %d worker processes (caps per worker: %s in flight, %s per provider-region)",
             len(targets),
             self.workers,
-            *self._caps,
+            *("auto" if cap is None else cap for cap in self._caps),
         )
 
     def apply(self, targets: Sequence) -> None:
@@ -145,6 +145,13 @@ class WorkerProbes:
     @property
     def inflight(self) -> int:
         return sum(self._inflight)
+
+    # Each worker keeps its own caps (sized from its shard's schedule); the parent sees
+    # their effect only in the samples' queue_wait_ms, so /healthz lists no caps here.
+    routes: dict = {}  # noqa: RUF012  (read-only, shared empty mapping)
+
+    def short_routes(self) -> list[str]:
+        return []
 
     async def shutdown(self, grace_s: float = 10.0) -> None:
         for conn in self._conns:
