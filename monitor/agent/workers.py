@@ -67,6 +67,12 @@ def shard_of(target_id: str, shards: int) -> int:
     return int.from_bytes(digest, "big") % shards
 
 
+def _share(cap: int | None, workers: int) -> int | None:
+    """One worker's part of a configured cap; None (auto) stays auto: each worker sizes its
+    caps from its own shard's schedule, which is the same Little's-law sum split by shard."""
+    return None if cap is None else max(1, cap // workers)
+
+
 class WorkerProbes:
     """The parent's side: the interface of `ProbeScheduler` the service uses, over worker processes."""
 
@@ -77,14 +83,14 @@ class WorkerProbes:
         config_path: str,
         agent: str,
         workers: int,
-        max_concurrency: int,
-        max_per_provider_region: int,
+        max_concurrency: int | None,
+        max_per_provider_region: int | None,
     ) -> None:
         self._sink = sink
         self._config_path = config_path
         self._agent = agent
         self.workers = workers
-        self._caps = (max(1, max_concurrency // workers), max(1, max_per_provider_region // workers))
+        self._caps = (_share(max_concurrency, workers), _share(max_per_provider_region, workers))
         self._procs: list[multiprocessing.process.BaseProcess] = []
         self._conns: list[Connection] = []
         self._readers: list[threading.Thread] = []
@@ -189,7 +195,13 @@ class WorkerProbes:
 
 # ---------------------------------------------------------------- worker
 def worker_main(
-    conn: Connection, config_path: str, agent: str, shard: int, shards: int, max_concurrency: int, max_per_route: int
+    conn: Connection,
+    config_path: str,
+    agent: str,
+    shard: int,
+    shards: int,
+    max_concurrency: int | None,
+    max_per_route: int | None,
 ) -> None:
     """Entry point of a worker process."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
