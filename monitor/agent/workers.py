@@ -243,7 +243,10 @@ async def _worker(
 
     async def probe(target, sched_lag_ms: float) -> Sample:
         async with lanes.lane(target.base_url) as client:
-            return await probe_target(client, target, agent=agent, secrets=config.secrets, sched_lag_ms=sched_lag_ms)
+            price = config.price(target.provider, target.model)  # the reloaded config's, after a reload
+            return await probe_target(
+                client, target, agent=agent, secrets=config.secrets, sched_lag_ms=sched_lag_ms, price=price
+            )
 
     def mine(cfg) -> list:
         return [t for t in cfg.targets_for_agent(agent) if shard_of(t.id, shards) == shard]
