@@ -99,6 +99,9 @@ class SoakOptions:
     poll_s: float = 5.0
     workdir: str | None = None
     verbose: bool = True
+    probe_workers: int | None = None  # None: the agent chooses (monitor/agent/workers.py)
+    max_concurrency: int | None = None  # None: the agent's default caps
+    max_per_provider_region: int | None = None
 
 
 @dataclass
@@ -163,7 +166,13 @@ def build_config(sim_url: str, options: SoakOptions, database: str, pages_url: s
     config = {
         "database": database,
         "agent": "soak",
-        "defaults": {"interval": f"{options.interval_s:g}s", "timeout": "20s", "ttft_timeout": "10s"},
+        "defaults": {
+            "interval": f"{options.interval_s:g}s",
+            "timeout": "20s",
+            "ttft_timeout": "10s",
+            **({"max_concurrency": options.max_concurrency} if options.max_concurrency else {}),
+            **({"max_per_provider_region": options.max_per_provider_region} if options.max_per_provider_region else {}),
+        },
         "prompts": {
             "short": {"messages": [{"role": "user", "content": "Explain TTFT in one sentence."}], "max_tokens": 64}
         },
@@ -306,7 +315,8 @@ def _soak(
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
             [*FIRSTTOKEN, "run", "--config", str(config), "--listen", f"127.0.0.1:{port}",
-             "--spool-dir", str(work / "spool")],
+             "--spool-dir", str(work / "spool"),
+             *(["--probe-workers", str(options.probe_workers)] if options.probe_workers else [])],
             cwd=work, stdout=log, stderr=subprocess.STDOUT, env=env,
         )  # fmt: skip
         ps = psutil.Process(proc.pid)
@@ -472,6 +482,9 @@ def main() -> None:
     parser.add_argument("--db-outage", type=float, default=0.0, help="seconds the database is away mid-run (postgres)")
     parser.add_argument("--workdir", help="keep the log, truth log and database here")
     parser.add_argument("--json", action="store_true", help="print the result as JSON too")
+    parser.add_argument("--probe-workers", type=int, help="firsttoken run --probe-workers (default: its choice)")
+    parser.add_argument("--max-concurrency", type=int, help="defaults.max_concurrency (default: the agent's)")
+    parser.add_argument("--max-per-provider-region", type=int, help="defaults.max_per_provider_region")
     args = parser.parse_args()
     if args.db_outage and args.database != "postgres":
         parser.error("--db-outage needs --database postgres")
@@ -483,6 +496,9 @@ def main() -> None:
         database=args.database,
         db_outage_s=args.db_outage,
         workdir=args.workdir,
+        probe_workers=args.probe_workers,
+        max_concurrency=args.max_concurrency,
+        max_per_provider_region=args.max_per_provider_region,
     )
     result = run_soak(options)
     print(f"firsttoken soak on {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d')}")

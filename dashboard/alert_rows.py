@@ -31,6 +31,12 @@ def target_link(target_id: str, **extra: str) -> str:
     return "/target?" + urlencode({"target": target_id, **extra})
 
 
+def reference(a: AlertView) -> str:
+    """What the alert's `baseline` is: a regression's own normal, or a threshold rule's bound (the
+    engine's summary names it: monitor.alerts.summary)."""
+    return "threshold" if a.summary and ", threshold " in a.summary else "baseline"
+
+
 def row(a: AlertView, now: datetime, *, links: bool = True) -> dict[str, object]:
     resolved = a.state == "resolved"
     out: dict[str, object] = {
@@ -41,7 +47,7 @@ def row(a: AlertView, now: datetime, *, links: bool = True) -> dict[str, object]
         "metric": a.metric,
         "fired at": fmt.metric(a.metric, a.fired_value),
         "worst": fmt.metric(a.metric, a.worst_value),
-        "baseline": fmt.metric(a.metric, a.baseline),
+        "baseline": fmt.metric(a.metric, a.baseline) + (" (threshold)" if reference(a) == "threshold" else ""),
     }
     out["resolved at" if resolved else "now"] = fmt.metric(a.metric, a.value)
     out["started (UTC)"] = a.begins_at.strftime(TIME)

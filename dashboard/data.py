@@ -23,7 +23,7 @@ from sqlalchemy import Engine
 
 from dashboard.settings import Settings, load_settings
 from monitor.gcpause import gc_paused
-from monitor.storage.queries import alertviews, compare, health, overview, sampleviews, trends
+from monitor.storage.queries import alertviews, compare, health, overview, sampleviews, spend, trends
 from monitor.storage.queries import failures as failure_queries
 from monitor.storage.queries import targets as target_queries
 from monitor.storage.queries.agents import AgentInfo, list_agents
@@ -106,6 +106,7 @@ class OverviewData:
     overview: overview.Overview
     live_alerts: tuple[alertviews.AlertView, ...]
     agents: tuple[AgentInfo, ...]
+    spend_month: tuple[spend.ProviderSpend, ...] = ()  # what the probes cost since the 1st (UTC)
 
 
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
@@ -115,6 +116,7 @@ def overview_data(at: datetime) -> OverviewData:
         guarded(overview.overview, eng, list(targets()), at),
         tuple(guarded(alertviews.live_alerts, eng)),
         tuple(guarded(list_agents, eng)),
+        tuple(guarded(spend.spend_by_provider, eng, spend.month_start(at))),
     )
 
 

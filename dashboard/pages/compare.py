@@ -13,14 +13,13 @@ ui.header(
 )
 targets = ui.require_targets()
 prompts = sorted({t.prompt for t in targets})
-c1, c2, c3 = st.columns([2, 2, 3])
+c1, c2 = st.columns([2, 3])
 prompt = urlstate.bound(c1.selectbox, "Prompt", prompts, name="prompt", key="compare-prompt", default=prompts[0])
 regions = sorted({t.region for t in targets})
 chosen_regions = urlstate.bound(
     c2.multiselect, "Regions", regions, name="region", key="compare-regions", default=regions, placeholder="all"
 )
-with c3:
-    range_label, span = ui.range_picker("compare-range", default="24 h")
+range_label, span = ui.range_picker("compare-range", default="24 h")  # its own row: six segments at 1024 px
 pool = [t for t in targets if not chosen_regions or t.region in chosen_regions]
 now = data.now()
 stats = ui.load(data.model_stats, tuple(t.id for t in pool), now - span, now)
@@ -57,8 +56,6 @@ st.dataframe(
     hide_index=True,
     width="stretch",
 )
-left, right = st.columns(2)
-with left:
-    st.plotly_chart(charts.ttft_vs_prompt([s for s in stats if s.measured]), width="stretch", key="compare-prompt-len")
-with right:
-    st.plotly_chart(charts.ttft_vs_tps(on_prompt), width="stretch", key="compare-scatter")
+# One above the other: side by side at 1024 px, each legend left a plot too narrow to read.
+st.plotly_chart(charts.ttft_vs_prompt([s for s in stats if s.measured]), width="stretch", key="compare-prompt-len")
+st.plotly_chart(charts.ttft_vs_tps(on_prompt), width="stretch", key="compare-scatter")

@@ -23,6 +23,7 @@ from monitor.agent.metrics import Health, ProbeMetrics, StatusServer
 from monitor.agent.periodic import PeriodicJobs
 from monitor.agent.reachability import Reachability
 from monitor.agent.scheduler import ProbeScheduler
+from monitor.agent.workers import WorkerProbes, choose_workers
 from monitor.config import load_config
 from monitor.config_schema import Config, ConfigError
 from monitor.probe.runner import probe_target
@@ -52,6 +53,7 @@ class ServiceOptions:
     # Probes in flight get this long to finish on SIGTERM: with the flush after it, the
     # process exits well inside the 10 s that docker stop and systemd wait before SIGKILL.
     shutdown_grace_s: float = 5.0
+    probe_workers: int | None = None  # None: chosen from the schedule (workers.choose_workers); 1: this process
     # Extra periodic leader work (alert evaluation plugs in here): name -> (interval, fn(engine, config)).
     leader_jobs: dict[str, tuple[float, Callable]] = field(default_factory=dict)
 
@@ -70,13 +72,24 @@ class Service:
         self.reachability = Reachability()
         self.lanes = ClientLanes()
         self.leader = LeaderElection(self.engine)
-        self.scheduler = ProbeScheduler(
-            self._probe,
-            self._on_sample,
-            agent=config.agent,
-            max_concurrency=config.defaults.max_concurrency,
-            max_per_provider_region=config.defaults.max_per_provider_region,
-        )
+        workers = choose_workers(config.targets_for_agent(config.agent), options.probe_workers)
+        if workers > 1:
+            self.scheduler = WorkerProbes(
+                self._on_sample,
+                config_path=options.config_path,
+                agent=config.agent,
+                workers=workers,
+                max_concurrency=config.defaults.max_concurrency,
+                max_per_provider_region=config.defaults.max_per_provider_region,
+            )
+        else:
+            self.scheduler = ProbeScheduler(
+                self._probe,
+                self._on_sample,
+                agent=config.agent,
+                max_concurrency=config.defaults.max_concurrency,
+                max_per_provider_region=config.defaults.max_per_provider_region,
+            )
         self.status: StatusServer | None = None
         self.otel = None  # monitor.agent.otel.OtelMetrics when the OTEL_* environment asks for it
         self._stop = asyncio.Event()
@@ -240,9 +253,13 @@ class Service:
         self.metrics.written.set(stats.written_total)
         self.metrics.dropped.set(stats.dropped_total)
         self.metrics.in_flight.set(self.scheduler.inflight)
-        self._background_tasks = len(asyncio.all_tasks()) - self.scheduler.inflight
+        # Probes in worker processes are no tasks of this loop.
+        local_probes = self.scheduler.inflight if isinstance(self.scheduler, ProbeScheduler) else 0
+        self._background_tasks = len(asyncio.all_tasks()) - local_probes
         short = set()
-        for (provider, region), route in self.scheduler.routes.items():
+        # Worker processes keep their own caps; the parent sees them only through their samples.
+        routes = self.scheduler.routes if isinstance(self.scheduler, ProbeScheduler) else {}
+        for (provider, region), route in routes.items():
             self.metrics.route_cap.labels(provider, region).set(route.cap)
             self.metrics.route_needed.labels(provider, region).set(round(route.needed, 2))
             is_short = route.targets > 0 and route.short()

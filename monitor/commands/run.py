@@ -18,6 +18,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--spool-dir", help="where samples wait while the database is down (default ./firsttoken-spool-AGENT)"
     )
     p.add_argument(
+        "--probe-workers",
+        type=int,
+        help="processes that probe (one event loop each); default: one per 40 probes/s, up to the CPUs; 1: this one",
+    )
+    p.add_argument(
         "--spool-max-bytes",
         default="1G",
         help="disk the spool may use, e.g. 512M; past it the oldest samples are dropped and counted (default 1G)",
@@ -63,7 +68,14 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         print(f"firsttoken run: {problem}", file=sys.stderr)
         return 1
-    options = ServiceOptions(args.config, host, port, spool_dir=args.spool_dir, spool_max_bytes=spool_max_bytes)
+    options = ServiceOptions(
+        args.config,
+        host,
+        port,
+        spool_dir=args.spool_dir,
+        spool_max_bytes=spool_max_bytes,
+        probe_workers=args.probe_workers,
+    )
     options.leader_jobs.update(alert_jobs_for(config.alerting))
     options.leader_jobs["status-pages"] = (POLL_EVERY_S, poll_status_pages)  # providers' official incidents
     return run_async(Service(options, config).run())

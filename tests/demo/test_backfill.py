@@ -116,3 +116,21 @@ def test_worker_processes_give_the_same_history_as_one_process(demo_config):
         assert run(pool) == run(None)
     finally:
         pool.close()
+
+
+def test_backfilled_samples_of_priced_models_carry_their_cost(demo_config):
+    from monitor.demo.backfill import probe_span
+
+    job = job_for(demo_config, HOUR_S, 600)
+    targets, source, prices = job.load()
+    assert any(p is not None for p in prices)
+    samples = [
+        s
+        for _, s in asyncio.run(
+            probe_span(targets, source, EPOCH_S - HOUR_S, EPOCH_S, 600, agent="demo", prices=prices)
+        )
+    ]
+    priced = {t.id for t, p in zip(targets, prices, strict=True) if p is not None}
+    with_tokens = [s for s in samples if s.target in priced and s.output_tokens]
+    assert with_tokens and all(s.cost_usd and s.cost_usd > 0 for s in with_tokens)
+    assert all(s.cost_usd is None for s in samples if s.target not in priced)
