@@ -77,14 +77,19 @@ class WorkerProbes:
         config_path: str,
         agent: str,
         workers: int,
-        max_concurrency: int,
-        max_per_provider_region: int,
+        max_concurrency: int | None,
+        max_per_provider_region: int | None,
     ) -> None:
         self._sink = sink
         self._config_path = config_path
         self._agent = agent
         self.workers = workers
-        self._caps = (max(1, max_concurrency // workers), max(1, max_per_provider_region // workers))
+        # A fixed cap is shared out; `auto` (None) stays auto: each worker sizes its caps from its own shard.
+        self._caps = tuple(
+            None if cap is None else max(1, cap // workers) for cap in (max_concurrency, max_per_provider_region)
+        )
+        # Each worker's caps live in that worker: the parent has no route to show in /healthz.
+        self.routes: dict = {}
         self._procs: list[multiprocessing.process.BaseProcess] = []
         self._conns: list[Connection] = []
         self._readers: list[threading.Thread] = []
@@ -119,10 +124,10 @@ class WorkerProbes:
             self._readers.append(reader)
             self._stopped.append(stopped)
         log.info(
-            "probing %d targets in %d worker processes (caps per worker: %d in flight, %d per provider-region)",
+            "probing %d targets in %d worker processes (caps per worker: %s in flight, %s per provider-region)",
             len(targets),
             self.workers,
-            *self._caps,
+            *("auto" if cap is None else cap for cap in self._caps),
         )
 
     def apply(self, targets: Sequence) -> None:
@@ -139,6 +144,9 @@ class WorkerProbes:
     @property
     def inflight(self) -> int:
         return sum(self._inflight)
+
+    def short_routes(self) -> list[str]:
+        return []  # see `routes`
 
     async def shutdown(self, grace_s: float = 10.0) -> None:
         for conn in self._conns:
@@ -189,7 +197,13 @@ class WorkerProbes:
 
 # ---------------------------------------------------------------- worker
 def worker_main(
-    conn: Connection, config_path: str, agent: str, shard: int, shards: int, max_concurrency: int, max_per_route: int
+    conn: Connection,
+    config_path: str,
+    agent: str,
+    shard: int,
+    shards: int,
+    max_concurrency: int | None,
+    max_per_route: int | None,
 ) -> None:
     """Entry point of a worker process."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -203,7 +217,13 @@ def worker_main(
 
 
 async def _worker(
-    conn: Connection, config_path: str, agent: str, shard: int, shards: int, max_concurrency: int, max_per_route: int
+    conn: Connection,
+    config_path: str,
+    agent: str,
+    shard: int,
+    shards: int,
+    max_concurrency: int | None,
+    max_per_route: int | None,
 ) -> None:
     from monitor.agent.scheduler import ProbeScheduler
     from monitor.config import load_config
