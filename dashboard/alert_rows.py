@@ -50,6 +50,9 @@ def row(a: AlertView, now: datetime, *, links: bool = True) -> dict[str, object]
         "baseline": fmt.metric(a.metric, a.baseline) + (" (threshold)" if reference(a) == "threshold" else ""),
     }
     out["resolved at" if resolved else "now"] = fmt.metric(a.metric, a.value)
+    if a.is_change:  # a change alert's values are labels: the new route or build, and the one it left
+        out.update({"fired at": a.value_text or "—", "worst": "—", "baseline": a.baseline_text or "—"})
+        out["resolved at" if resolved else "now"] = a.value_text or "—"
     out["started (UTC)"] = a.begins_at.strftime(TIME)
     if resolved and a.resolved_at:
         out["ended (UTC)"] = a.resolved_at.strftime(TIME)

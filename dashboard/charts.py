@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.charts_status import health_bars, overview_grid, timeline_gantt
+from dashboard.charts_status import ROUTE_CHANGE_COLOR, health_bars, overview_grid, timeline_gantt
 from dashboard.charts_target import error_kinds_figure
 from dashboard.palette import NEUTRAL, provider_colors, rgba, series_colors
 from monitor.storage.queries.alertviews import AlertView
@@ -150,6 +150,14 @@ def trend_figure(
         rows += [1] * len(ttft) + [2] * len(tps) + [3]
     fig.add_traces(traces, rows=rows, cols=[1] * len(rows))
     shapes, notes = [], []
+    changes = [a for a in alerts if a.is_change]
+    for a in changes:  # route changes: a marker where the new route took over, old → new beside it
+        common = dict(xref="x", yref="paper", x0=a.begins_at, x1=a.begins_at, y0=0, y1=1, layer="below")
+        shapes.append(dict(type="line", line=dict(color=ROUTE_CHANGE_COLOR, width=1.5, dash="dash"), **common))
+        notes.append(dict(x=a.begins_at, y=0.98, xref="x", yref="paper", text=f"⇄ {a.change_text}",
+                          showarrow=False, xanchor="left", yanchor="top",
+                          font=dict(size=11, color=ROUTE_CHANGE_COLOR)))  # fmt: skip
+    alerts = [a for a in alerts if not a.is_change]
     for rule, severity, begin, end in merge_alert_spans(alerts, now or trend.end):
         color = SEVERITY_COLORS.get(severity, NEUTRAL)
         common = dict(xref="x", yref="paper", x0=begin, y0=0, y1=1, layer="below")

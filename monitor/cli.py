@@ -38,6 +38,7 @@ COMMANDS = {
     "run": ("run", "the service: scheduler, writer, alerting, /metrics and /healthz"),
     "probe": ("probe", "probe targets now and print the results"),
     "samples": ("samples", "print stored samples"),
+    "routes": ("routes", "rank the routes of each model: which provider and region to use now"),
     "backtest": ("backtest", "replay a series through the alert detector"),
     "silence": ("silence", "add, list or expire silences"),
     "check-config": ("check_config", "validate the config and print the expanded matrix"),

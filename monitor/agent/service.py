@@ -133,10 +133,16 @@ class Service:
         warm_up_tokenizer()
         await warm_up()
         from monitor.agent.public import PublicStatus
+        from monitor.agent.routes_api import routes_handler
 
         public = PublicStatus(self.engine, lambda: self.config)
         self.status = StatusServer(
-            self.options.listen_host, self.options.listen_port, self.metrics.chunks, self.health, public.handle
+            self.options.listen_host,
+            self.options.listen_port,
+            self.metrics.chunks,
+            self.health,
+            public.handle,
+            routes_handler(self.engine),
         )
         self.status.start()
         targets = self.config.targets_for_agent(self.config.agent)

@@ -67,6 +67,12 @@ def shard_of(target_id: str, shards: int) -> int:
     return int.from_bytes(digest, "big") % shards
 
 
+def _share(cap: int | None, workers: int) -> int | None:
+    """One worker's part of a configured cap; None (auto) stays auto: each worker sizes its
+    caps from its own shard's schedule, which is the same Little's-law sum split by shard."""
+    return None if cap is None else max(1, cap // workers)
+
+
 class WorkerProbes:
     """The parent's side: the interface of `ProbeScheduler` the service uses, over worker processes."""
 
@@ -84,10 +90,7 @@ class WorkerProbes:
         self._config_path = config_path
         self._agent = agent
         self.workers = workers
-        # A fixed cap is shared out; `auto` (None) stays auto: each worker sizes its caps from its own shard.
-        self._caps = tuple(
-            None if cap is None else max(1, cap // workers) for cap in (max_concurrency, max_per_provider_region)
-        )
+        self._caps = (_share(max_concurrency, workers), _share(max_per_provider_region, workers))
         # Each worker's caps live in that worker: the parent has no route to show in /healthz.
         self.routes: dict = {}
         self._procs: list[multiprocessing.process.BaseProcess] = []

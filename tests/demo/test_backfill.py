@@ -64,7 +64,7 @@ def test_backfill_submits_in_order_and_evaluates_after_flushing(demo_config):
         )
     )
     samples = [e[1] for e in events if e[0] == "sample"]
-    assert result.probes == len(samples) == 24 * 24
+    assert result.probes == len(samples) == 28 * 24  # 28 targets, 24 probes each in 2 h at 5 min
     assert samples == sorted(samples)
     rounds = [e[1] for e in events if e[0] == "evaluate"]
     assert rounds == [datetime.fromtimestamp(EPOCH_S - 2 * HOUR_S + 900 * k, UTC) for k in range(1, 9)]
