@@ -182,6 +182,11 @@ class Service:
     def stop(self) -> None:
         self._stop.set()
 
+    @property
+    def stopping(self) -> asyncio.Event:
+        """Set once the service has been asked to stop (a signal, or `stop()`)."""
+        return self._stop
+
     # -------------------------------------------------------------- config
     async def _watch_config(self) -> None:
         while True:

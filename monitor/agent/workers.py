@@ -91,6 +91,8 @@ class WorkerProbes:
         self._agent = agent
         self.workers = workers
         self._caps = (_share(max_concurrency, workers), _share(max_per_provider_region, workers))
+        # Each worker's caps live in that worker: the parent has no route to show in /healthz.
+        self.routes: dict = {}
         self._procs: list[multiprocessing.process.BaseProcess] = []
         self._conns: list[Connection] = []
         self._readers: list[threading.Thread] = []
@@ -146,12 +148,8 @@ class WorkerProbes:
     def inflight(self) -> int:
         return sum(self._inflight)
 
-    # Each worker keeps its own caps (sized from its shard's schedule); the parent sees
-    # their effect only in the samples' queue_wait_ms, so /healthz lists no caps here.
-    routes: dict = {}  # noqa: RUF012  (read-only, shared empty mapping)
-
     def short_routes(self) -> list[str]:
-        return []
+        return []  # see `routes`
 
     async def shutdown(self, grace_s: float = 10.0) -> None:
         for conn in self._conns:
@@ -222,7 +220,13 @@ def worker_main(
 
 
 async def _worker(
-    conn: Connection, config_path: str, agent: str, shard: int, shards: int, max_concurrency: int, max_per_route: int
+    conn: Connection,
+    config_path: str,
+    agent: str,
+    shard: int,
+    shards: int,
+    max_concurrency: int | None,
+    max_per_route: int | None,
 ) -> None:
     from monitor.agent.scheduler import ProbeScheduler
     from monitor.config import load_config
