@@ -24,8 +24,7 @@ from monitor.agent.periodic import PeriodicJobs
 from monitor.agent.reachability import Reachability
 from monitor.agent.scheduler import ProbeScheduler
 from monitor.agent.workers import WorkerProbes, choose_workers
-from monitor.config import load_config
-from monitor.config_schema import Config, ConfigError
+from monitor.config import Config, ConfigError, load_config
 from monitor.probe.runner import probe_target
 from monitor.probe.tokens import warm_up as warm_up_tokenizer
 from monitor.probe.transport.lanes import ClientLanes, warm_up
