@@ -70,6 +70,19 @@ def naive_queries(at: datetime, ids_twenty: list[str], first: str) -> dict[str, 
             f"{FAILED}, avg(input_tokens), avg(output_tokens) FROM samples WHERE started_at >= :start GROUP BY 1, 2, 3",
             {"start": at - day},
         ),
+        "Routes: all models, 30 min (Compare)": (
+            "SELECT target, percentile_cont(ARRAY[0.5, 0.75, 0.9, 0.99]) WITHIN GROUP (ORDER BY ttft_ms) "
+            f"FILTER (WHERE ok), percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE ok), {FAILED}, "
+            "count(*), sum(cost_usd), count(*) FILTER (WHERE fallback) FROM samples WHERE started_at >= :start "
+            "GROUP BY target",
+            {"start": at - timedelta(minutes=30)},
+        ),
+        "Routes: all models, 7 d": (
+            "SELECT target, percentile_cont(ARRAY[0.5, 0.75, 0.9, 0.99]) WITHIN GROUP (ORDER BY ttft_ms) "
+            f"FILTER (WHERE ok), percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE ok), {FAILED}, "
+            "count(*), sum(cost_usd) FROM samples WHERE started_at >= :start GROUP BY target",
+            {"start": at - 7 * day},
+        ),
         "Timeline: all targets, 24 h (default)": (
             "SELECT target, date_trunc('hour', started_at), count(*), "
             f"{FAILED}, percentile_cont(0.5) WITHIN GROUP (ORDER BY ttft_ms) FILTER (WHERE ok) "

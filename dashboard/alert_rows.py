@@ -31,9 +31,16 @@ def target_link(target_id: str, **extra: str) -> str:
     return "/target?" + urlencode({"target": target_id, **extra})
 
 
+def reference(a: AlertView) -> str:
+    """What the alert's `baseline` is: a regression's own normal, or a threshold rule's bound (the
+    engine's summary names it: monitor.alerts.summary)."""
+    return "threshold" if a.summary and ", threshold " in a.summary else "baseline"
+
+
 def row(a: AlertView, now: datetime, *, links: bool = True) -> dict[str, object]:
     resolved = a.state == "resolved"
-    out: dict[str, object] = {
+    out: dict[str, object] = {"view": view_link(a)} if links else {}  # first: wide tables scroll
+    out |= {
         "state": a.state,
         "severity": a.severity,
         "rule": a.rule,
@@ -41,17 +48,18 @@ def row(a: AlertView, now: datetime, *, links: bool = True) -> dict[str, object]
         "metric": a.metric,
         "fired at": fmt.metric(a.metric, a.fired_value),
         "worst": fmt.metric(a.metric, a.worst_value),
-        "baseline": fmt.metric(a.metric, a.baseline),
+        "baseline": fmt.metric(a.metric, a.baseline) + (" (threshold)" if reference(a) == "threshold" else ""),
     }
     out["resolved at" if resolved else "now"] = fmt.metric(a.metric, a.value)
+    if a.is_change:  # a change alert's values are labels: the new route or build, and the one it left
+        out.update({"fired at": a.value_text or "—", "worst": "—", "baseline": a.baseline_text or "—"})
+        out["resolved at" if resolved else "now"] = a.value_text or "—"
     out["started (UTC)"] = a.begins_at.strftime(TIME)
     if resolved and a.resolved_at:
         out["ended (UTC)"] = a.resolved_at.strftime(TIME)
     out["duration"] = fmt.span(a.duration_s(now)) if a.fired_at or resolved else "pending"
     out["silenced"] = a.silenced
     out["summary"] = a.summary or ""
-    if links:
-        out["view"] = view_link(a)
     return out
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.charts_status import health_bars, overview_grid, timeline_gantt
+from dashboard.charts_status import ROUTE_CHANGE_COLOR, health_bars, overview_grid, timeline_gantt
 from dashboard.charts_target import error_kinds_figure
 from dashboard.palette import NEUTRAL, provider_colors, rgba, series_colors
 from monitor.storage.queries.alertviews import AlertView
@@ -37,15 +37,10 @@ SEVERITY_COLORS = {"page": "#d64545", "ticket": "#f0a202"}
 MARKED_COLOR = "#6b2fb3"
 
 
-LEGEND_GAP_PX = 64  # below the plot: the x tick labels and the axis title come first
-
-
-def legend_below(height: int, top_px: int) -> dict:
-    """A horizontal legend under the x axis title. Above the plot it wrapped into the title (and
-    the subplot titles) as soon as the lines outnumbered one row, at 1024 px as at 1440 px;
-    Plotly grows the bottom margin to fit it, however many rows it takes."""
-    plot_px = max(120, height - top_px - 10)
-    return dict(orientation="h", yanchor="top", y=-LEGEND_GAP_PX / plot_px, xanchor="left", x=0)
+# The legend sits right of the plot, top-aligned, and Plotly widens the right margin to fit it.
+# Above the plot it wrapped into the title (and the subplot titles) as soon as the lines
+# outnumbered one row; below it, a shrinking plot pulled it onto the x axis title at 1024 px.
+LEGEND_RIGHT = dict(orientation="v", yanchor="top", y=1, xanchor="left", x=1.02)
 
 
 def base_layout(fig: go.Figure, title: str | None = None, height: int = 420) -> go.Figure:
@@ -56,7 +51,7 @@ def base_layout(fig: go.Figure, title: str | None = None, height: int = 420) -> 
         title=dict(text=title, x=0, xanchor="left", font=dict(size=16)) if title else None,
         height=height,
         margin=dict(l=10, r=10, t=top_px, b=10),
-        legend=legend_below(height, top_px),
+        legend=LEGEND_RIGHT,
         hoverlabel=dict(font_size=12),
     )
     return fig
@@ -155,6 +150,14 @@ def trend_figure(
         rows += [1] * len(ttft) + [2] * len(tps) + [3]
     fig.add_traces(traces, rows=rows, cols=[1] * len(rows))
     shapes, notes = [], []
+    changes = [a for a in alerts if a.is_change]
+    for a in changes:  # route changes: a marker where the new route took over, old → new beside it
+        common = dict(xref="x", yref="paper", x0=a.begins_at, x1=a.begins_at, y0=0, y1=1, layer="below")
+        shapes.append(dict(type="line", line=dict(color=ROUTE_CHANGE_COLOR, width=1.5, dash="dash"), **common))
+        notes.append(dict(x=a.begins_at, y=0.98, xref="x", yref="paper", text=f"⇄ {a.change_text}",
+                          showarrow=False, xanchor="left", yanchor="top",
+                          font=dict(size=11, color=ROUTE_CHANGE_COLOR)))  # fmt: skip
+    alerts = [a for a in alerts if not a.is_change]
     for rule, severity, begin, end in merge_alert_spans(alerts, now or trend.end):
         color = SEVERITY_COLORS.get(severity, NEUTRAL)
         common = dict(xref="x", yref="paper", x0=begin, y0=0, y1=1, layer="below")
@@ -209,14 +212,14 @@ def compare_bars(stats: Sequence[ModelStats], cost_per_1k: Mapping[str, float | 
     bar_colors = [colors[s.provider] for s in stats]
     costs = [cost_per_1k.get(_model_label(s)) for s in stats]
     priced = any(c is not None for c in costs)  # no prices configured: no empty cost panel
-    titles = ["TTFT p50 bar, p90 ◆ (ms)", "Decode speed p50 (tokens/s)", "Error rate (%)"]
+    titles = ["TTFT p50 ▮ p90 ◆", "TPS p50", "Errors"]  # short: four side by side fit at 1024 px
     fig = make_subplots(
         rows=1,
         cols=4 if priced else 3,
         shared_yaxes=True,
         horizontal_spacing=0.04,
         column_widths=[0.34, 0.26, 0.2, 0.2] if priced else [0.4, 0.35, 0.25],
-        subplot_titles=[*titles, "Cost per 1k probes (USD)"] if priced else titles,
+        subplot_titles=[*titles, "Cost / 1k probes"] if priced else titles,
     )
     fig.add_trace(go.Bar(y=labels, x=[s.ttft_p50_ms for s in stats], orientation="h", marker_color=bar_colors,
                          name="TTFT p50", hovertemplate="%{y}: p50 %{x:,.0f} ms<extra></extra>"), row=1, col=1)  # fmt: skip

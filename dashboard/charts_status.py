@@ -90,6 +90,8 @@ def overview_grid(cells: Sequence[GridCell]) -> go.Figure:
     return fig
 
 
+ROUTE_CHANGE = "route change"
+ROUTE_CHANGE_COLOR = "#0e7490"  # teal: not a degradation by itself, but worth a look beside one
 OFFICIAL, OFFICIAL_COLOR = "official incident", "#1f4e9c"  # the provider's own status page
 OFFICIAL_LANE = "provider's status page"
 
@@ -101,6 +103,7 @@ def timeline_gantt(
     fig = go.Figure()
     kinds = [(DOWN, STATE_COLORS[DOWN]), (DEGRADED, STATE_COLORS[DEGRADED])]
     kinds += [(f"alert: {sev}", color) for sev, color in ALERT_COLORS.items()]
+    kinds.append((ROUTE_CHANGE, ROUTE_CHANGE_COLOR))  # a change alert: who answers changed, until accepted
     kinds.append((OFFICIAL, OFFICIAL_COLOR))
     for kind, color in kinds:
         rows = [p for p in periods if p.state == kind]

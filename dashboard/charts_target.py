@@ -64,7 +64,7 @@ def error_kinds_figure(
         bargap=0.1,
         showlegend=True,
         margin=dict(l=10, r=10, t=top_px, b=10),
-        legend=dict(orientation="h", yanchor="top", y=-64 / (height - top_px - 10), xanchor="left", x=0),
+        legend=dict(orientation="v", yanchor="top", y=1, xanchor="left", x=1.02),  # as charts.LEGEND_RIGHT
     )
     fig.update_xaxes(range=[start, end], title_text="time (UTC)")
     fig.update_yaxes(title_text="error rate (%)", rangemode="tozero")

@@ -23,7 +23,8 @@ from sqlalchemy import Engine
 
 from dashboard.settings import Settings, load_settings
 from monitor.gcpause import gc_paused
-from monitor.storage.queries import alertviews, compare, health, overview, sampleviews, trends
+from monitor.routing.rank import RankedRoute
+from monitor.storage.queries import alertviews, compare, health, overview, routes, sampleviews, spend, trends
 from monitor.storage.queries import failures as failure_queries
 from monitor.storage.queries import targets as target_queries
 from monitor.storage.queries.agents import AgentInfo, list_agents
@@ -106,6 +107,7 @@ class OverviewData:
     overview: overview.Overview
     live_alerts: tuple[alertviews.AlertView, ...]
     agents: tuple[AgentInfo, ...]
+    spend_month: tuple[spend.ProviderSpend, ...] = ()  # what the probes cost since the 1st (UTC)
 
 
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
@@ -115,6 +117,7 @@ def overview_data(at: datetime) -> OverviewData:
         guarded(overview.overview, eng, list(targets()), at),
         tuple(guarded(alertviews.live_alerts, eng)),
         tuple(guarded(list_agents, eng)),
+        tuple(guarded(spend.spend_by_provider, eng, spend.month_start(at))),
     )
 
 
@@ -131,6 +134,13 @@ def alerts_between(start: datetime, end: datetime, fired_only: bool = True) -> t
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
 def model_stats(ids: tuple[str, ...], start: datetime, end: datetime) -> tuple[compare.ModelStats, ...]:
     return tuple(guarded(compare.compare, engine(), refs(ids), start, end))
+
+
+@st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
+def ranked_routes(at: datetime, window: timedelta = timedelta(minutes=30)) -> tuple[RankedRoute, ...]:
+    """Every route ranked per canonical model and prompt (`firsttoken routes`), default floor and order."""
+    ranked, _ = guarded(routes.load_routes, engine(), at, window)
+    return tuple(ranked)
 
 
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
@@ -234,6 +244,8 @@ def page_loads(at: datetime) -> dict[str, Callable[[], object]]:
         "Trends: 20 targets, 30 d": lambda: (trend(twenty, month, at, "provider/model"), alerts_between(month, at)),
         "Trends: 1 target, 30 d": lambda: (trend(first, month, at, "target"), alerts_between(month, at)),
         "Compare: all models, 24 h": lambda: model_stats(ids, day, at),
+        "Routes: all models, 30 min (Compare)": lambda: ranked_routes(at),
+        "Routes: all models, 7 d": lambda: ranked_routes(at, timedelta(days=7)),
         "Timeline: all targets, 24 h (default)": lambda: (
             period_grid(None, day, at, timedelta(hours=1)),
             alerts_between(day, at),

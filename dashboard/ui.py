@@ -148,6 +148,8 @@ def target_filter(
 # Numbers for people: one module decides (monitor.fmt); these names keep the pages short.
 ms, rate, pct, count, span = fmt.ms, fmt.tok_s, fmt.pct, fmt.count, fmt.span
 
+usd = fmt.usd
+
 
 def ago(moment: datetime | None, now: datetime) -> str:
     if moment is None:

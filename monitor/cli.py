@@ -38,13 +38,23 @@ COMMANDS = {
     "run": ("run", "the service: scheduler, writer, alerting, /metrics and /healthz"),
     "probe": ("probe", "probe targets now and print the results"),
     "samples": ("samples", "print stored samples"),
+    "routes": ("routes", "rank the routes of each model: which provider and region to use now"),
     "backtest": ("backtest", "replay a series through the alert detector"),
     "silence": ("silence", "add, list or expire silences"),
     "check-config": ("check_config", "validate the config and print the expanded matrix"),
+    "schema": ("schema", "print the JSON Schema of firsttoken.yaml (for editors)"),
     "db": ("db", "database schema: upgrade (migrate to the newest) or current"),
     "dashboard": ("dashboard", "start the Streamlit dashboard on the configured database"),
     "simulate": ("simulate", "run only the simulated providers"),
 }
+
+
+def needs_secrets(args: argparse.Namespace) -> bool:
+    """Only commands that call providers or notifiers resolve their credentials (least privilege):
+    every other command loads the config with those `${VAR}`s unset (monitor.config.DEFER). A new
+    command that sends requests with the config's keys must be named here."""
+    real_demo = args.command == "demo" and getattr(args, "with_real_providers", False)
+    return args.command in ("run", "probe") or real_demo
 
 
 def _command_module(name: str):
@@ -84,7 +94,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # httpx logs every request at INFO: noise, and URLs may carry keys.
         for noisy in ("httpx", "alembic", "apscheduler"):
             logging.getLogger(noisy).setLevel(logging.DEBUG if args.debug else logging.WARNING)
-        return _command_module(args.command).run(args)
+        from monitor.config import DEFER, RESOLVE, secrets_policy
+
+        with secrets_policy(RESOLVE if needs_secrets(args) else DEFER):
+            return _command_module(args.command).run(args)
     except ConfigurationError as exc:
         for line in exc.lines():
             print(line, file=sys.stderr)

@@ -72,7 +72,9 @@ def span(seconds: float | None) -> str:
     """How long something lasted, rounded for reading."""
     if _missing(seconds):
         return DASH
-    s = max(0, round(seconds))
+    if seconds < 10:  # probe intervals and timeouts: 0.5 s, 2 s
+        return f"{max(0.0, seconds):.1f} s".replace(".0 s", " s")
+    s = round(seconds)
     if s < 90:
         return f"{s} s"
     minutes = round(s / 60)

@@ -90,10 +90,11 @@ def test_cli_check_config(design_dir):
     for secret in DESIGN_ENV.values():
         assert secret not in done.stdout + done.stderr
 
+    # A credential need not be set to check the rest (CI has no keys): a warning naming it, exit 0.
     del env["OPENAI_API_KEY"]
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=60)
-    assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [
-        f"{design_dir / 'firsttoken.yaml'}: providers.openai.api_key: environment variable OPENAI_API_KEY is not set"
-    ]
-    assert "Traceback" not in done.stderr
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout.strip().splitlines()[-1] == (
+        f"{design_dir / 'firsttoken.yaml'}: providers.openai.api_key: ${{OPENAI_API_KEY}} is not set"
+        " (needed by run and probe)"
+    )

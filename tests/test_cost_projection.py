@@ -101,3 +101,11 @@ def test_budget_within_or_warn_does_not_refuse(tmp_path) -> None:
     out = io.StringIO()
     assert check_config_command(str(path), out, io.StringIO(), {}) == 0
     assert "budget: $100,000.00/month, action refuse: projection within" in out.getvalue()
+
+
+def test_budget_warn_says_so_and_goes_on(tmp_path) -> None:
+    done = _run(tmp_path, _config({"monthly_usd": 100, "action": "warn"}))
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("firsttoken run: warning: projected monthly cost $4")
+    # ...and went on to the next check: this database was never migrated
+    assert done.returncode == 1 and "db upgrade" in done.stderr

@@ -41,7 +41,13 @@ def test_token_speeds_counts_money_and_spans():
     assert fmt.tok_s(8.46) == "8.5 tok/s" and fmt.tok_s(141.6) == "142 tok/s" and fmt.tok_s(1240.0) == "1,240 tok/s"
     assert fmt.count(12345) == "12,345" and fmt.count(None) == "—"
     assert fmt.usd(1234.5) == "$1,234.50" and fmt.usd(0.0031) == "$0.0031"
-    assert fmt.span(45) == "45 s" and fmt.span(12 * 60) == "12 min" and fmt.span(2 * 3600 + 5 * 60) == "2 h 05 min"
+    assert (
+        fmt.span(0.5) == "0.5 s"
+        and fmt.span(2) == "2 s"
+        and fmt.span(45) == "45 s"
+        and fmt.span(12 * 60) == "12 min"
+        and fmt.span(2 * 3600 + 5 * 60) == "2 h 05 min"
+    )
     assert fmt.span(3 * 86400 + 4 * 3600) == "3 d 4 h"
 
 

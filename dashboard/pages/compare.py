@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import charts, data, ui, urlstate
+from dashboard import charts, data, routes_view, ui, urlstate
 
 ui.header(
     "Compare",
@@ -13,14 +13,13 @@ ui.header(
 )
 targets = ui.require_targets()
 prompts = sorted({t.prompt for t in targets})
-c1, c2, c3 = st.columns([2, 2, 3])
+c1, c2 = st.columns([2, 3])
 prompt = urlstate.bound(c1.selectbox, "Prompt", prompts, name="prompt", key="compare-prompt", default=prompts[0])
 regions = sorted({t.region for t in targets})
 chosen_regions = urlstate.bound(
     c2.multiselect, "Regions", regions, name="region", key="compare-regions", default=regions, placeholder="all"
 )
-with c3:
-    range_label, span = ui.range_picker("compare-range", default="24 h")
+range_label, span = ui.range_picker("compare-range", default="24 h")  # its own row: six segments at 1024 px
 pool = [t for t in targets if not chosen_regions or t.region in chosen_regions]
 now = data.now()
 stats = ui.load(data.model_stats, tuple(t.id for t in pool), now - span, now)
@@ -57,8 +56,18 @@ st.dataframe(
     hide_index=True,
     width="stretch",
 )
-left, right = st.columns(2)
-with left:
-    st.plotly_chart(charts.ttft_vs_prompt([s for s in stats if s.measured]), width="stretch", key="compare-prompt-len")
-with right:
-    st.plotly_chart(charts.ttft_vs_tps(on_prompt), width="stretch", key="compare-scatter")
+# Best route now: the `firsttoken routes` ranking of the last 30 minutes, per canonical model on this prompt.
+ranked = [r for r in ui.load(data.ranked_routes, now) if r.prompt == prompt]
+if ranked:
+    st.subheader("Best route now (last 30 min)")
+    st.dataframe(routes_view.best_route_rows(ranked), hide_index=True, width="stretch")
+    fell_back = [r for r in ranked if r.stats.fallbacks]
+    if fell_back:
+        st.caption(
+            "Fell back: "
+            + ", ".join(f"`{r.stats.target}` ({r.stats.fallbacks} of {r.stats.samples})" for r in fell_back)
+            + ". The response said a fallback happened, or named another upstream than the one pinned."
+        )
+# One above the other: side by side at 1024 px, each legend left a plot too narrow to read.
+st.plotly_chart(charts.ttft_vs_prompt([s for s in stats if s.measured]), width="stretch", key="compare-prompt-len")
+st.plotly_chart(charts.ttft_vs_tps(on_prompt), width="stretch", key="compare-scatter")

@@ -49,20 +49,19 @@ def body() -> None:
                 f"{states[r.target.id]}<br>TTFT p50 {ui.ms(r.recent_ttft_p50_ms)} (baseline "
                 f"{ui.ms(r.baseline_ttft_p50_ms)}{coverage.note(r.baseline_hours * 3600, 86400)})"
                 f"<br>errors {ui.count(r.recent_failed)} of {ui.count(r.recent_measured)} probes"
-                f"<br>last sample {ui.ago(r.last_sample_at, now)}<br><i>click to open</i>"
+                f"<br>last sample {ui.ago(r.last_sample_at, now)}"
             ),
         )
         for r in rows
     ]
     st.subheader("Matrix")
-    st.caption("Click a cell to open its target.")
-    by_cell = {(c.row, c.column): r.target.id for c, r in zip(cells, rows, strict=True)}
-    event = st.plotly_chart(
-        charts.overview_grid(cells), width="stretch", key="overview-grid", on_select="rerun", selection_mode="points"
+    st.plotly_chart(charts.overview_grid(cells), width="stretch", key="overview-grid")
+    # Plotly heatmaps send Streamlit no click selection: the cell's target is one pick away instead.
+    chosen = st.selectbox(
+        "Open a target", [r.target.id for r in rows], index=None, key="overview-open", placeholder="target id"
     )
-    points = event.selection.points if event and event.selection else []
-    if points and (target := by_cell.get((points[0].get("y"), points[0].get("x")))):
-        st.switch_page("pages/target.py", query_params={"target": target})
+    if chosen:
+        st.switch_page("pages/target.py", query_params={"target": chosen})
 
     left, right = st.columns([3, 2])
     with left:
@@ -101,6 +100,19 @@ def body() -> None:
                 }
                 for a in od.agents
             ],
+            hide_index=True,
+            width="stretch",
+        )
+    if od.spend_month:
+        st.subheader("Probe spend this month")
+        st.caption(
+            "From `prices:` (input, cached input, output including reasoning), since the 1st (UTC), "
+            "as of the last rollup (every few minutes)."
+        )
+        rows = [(s.provider, s.cost_usd, s.probes) for s in od.spend_month]
+        rows.append(("total", sum(r[1] for r in rows), sum(r[2] for r in rows)))
+        st.dataframe(
+            [{"provider": p, "spend": ui.usd(usd), "probes": n} for p, usd, n in rows],
             hide_index=True,
             width="stretch",
         )

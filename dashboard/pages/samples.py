@@ -79,6 +79,10 @@ picked = st.dataframe(
             "output tokens": fmt.count(s.output_tokens),
             "TPS": fmt.tok_s(s.tps),
             "HTTP": s.http_status,
+            # Route truth: who answered, which build, and whether the response says it fell back.
+            "served by": s.served_by or "",
+            "fingerprint": s.system_fingerprint or "",
+            "fallback": "" if s.fallback is None else ("yes" if s.fallback else "no"),
             "error": s.error_message or "",
         }
         for s in newest

@@ -28,7 +28,8 @@ if marked is not None:  # the alert a link points at, in words; the charts outli
         state = marked.state if marked.state != "resolved" else f"resolved {marked.resolved_at:%Y-%m-%d %H:%M} UTC"
         values = (
             f"fired at **{fmt.metric(marked.metric, marked.fired_value)}**, worst "
-            f"**{fmt.metric(marked.metric, marked.worst_value)}**, baseline {fmt.metric(marked.metric, marked.baseline)}"
+            f"**{fmt.metric(marked.metric, marked.worst_value)}**, {alert_rows.reference(marked)} "
+            f"{fmt.metric(marked.metric, marked.baseline)}"
         )
         now_or_end = "resolved at" if marked.state == "resolved" else "now"
         st.markdown(
@@ -116,7 +117,7 @@ if conf is None:
     st.caption("This target is not in the dashboard's config file (or none is configured): settings unknown.")
 else:
     c1, c2 = st.columns(2)
-    c1.dataframe(
+    c1.table(
         [
             {"setting": "protocol", "value": conf.protocol},
             {"setting": "endpoint", "value": conf.endpoint},
@@ -127,6 +128,7 @@ else:
             {"setting": "agents", "value": ", ".join(conf.agents) or "every agent"},
         ],
         hide_index=True,
-        width="stretch",
     )
-    c2.dataframe([{"role": role, "message": text} for role, text in conf.messages], hide_index=True, width="stretch")
+    for role, text in conf.messages:  # as configured (code blocks: a prompt is not markdown)
+        c2.caption(role)
+        c2.code(text, language=None, wrap_lines=True)

@@ -7,14 +7,16 @@ from datetime import timedelta
 import streamlit as st
 
 from dashboard import charts, data, status, ui, urlstate
-from dashboard.charts_status import OFFICIAL, OFFICIAL_LANE
+from dashboard.charts_status import OFFICIAL, OFFICIAL_LANE, ROUTE_CHANGE
 from dashboard.status import Period
 from monitor import fmt
 
 ui.header(
     "Degradation timeline",
     "Per provider, one lane per region and model: orange is degraded (availability under 95% or typical TTFT "
-    "1.5x its baseline), red is down (under 50%), purple is an alert from firing to resolved, dark blue the provider's own incident (its status page).",
+    "1.5x its baseline), red is down (under 50%), purple is an alert from firing to resolved, teal a route "
+    "change (who answered changed) until the new route is accepted, dark blue the provider's own incident "
+    "(its status page).",
 )
 targets = ui.require_targets()
 providers = sorted({t.provider for t in targets})
@@ -51,6 +53,9 @@ for provider in chosen or providers:
         if a.provider != provider:
             continue
         lane = f"{a.region or 'all regions'} · {a.model or 'all models'}"
+        if a.is_change:  # a route change: its own colour, old → new in the hover
+            bars.append(Period(lane, ROUTE_CHANGE, max(a.begins_at, start), a.resolved_at or now, a.change_text))
+            continue
         detail = f"{a.rule} ({a.metric} worst {fmt.metric(a.metric, a.worst_value)}, baseline {fmt.metric(a.metric, a.baseline)})"
         bars.append(Period(lane, f"alert: {a.severity}", max(a.begins_at, start), a.resolved_at or now, detail))
     for o in official:  # beside ours: what the provider's own status page said, and when

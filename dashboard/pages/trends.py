@@ -20,9 +20,8 @@ ui.header(
 targets = ui.require_targets()
 providers = sorted({t.provider for t in targets})
 selected = ui.target_filter(targets, "trends", default_providers=providers[:1], max_models=3)
-c1, c2, c3, c4 = st.columns([3, 2, 2, 1])
-with c1:
-    win = ui.window_picker("trends-range", data.now(), default="24 h")
+win = ui.window_picker("trends-range", data.now(), default="24 h")  # a row of its own: six segments at 1024 px
+c2, c3, c4 = st.columns([2, 2, 2])
 split_by = urlstate.bound(c2.selectbox, "One line per", SPLITS, name="split", key="trends-split", default=SPLITS[0])
 refresh = urlstate.bound(c3.selectbox, "Auto-refresh", list(REFRESH), name="refresh", key="trends-refresh",
                          default="30 s")  # fmt: skip

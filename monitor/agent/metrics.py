@@ -18,7 +18,7 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import ThreadingWSGIServer
 
-from monitor.agent.metrics_series import SeriesCounter, SeriesHistogram
+from monitor.agent.metrics_series import SeriesCounter, SeriesHistogram, _braces, chunked
 from monitor.sample import Sample
 
 log = logging.getLogger(__name__)
@@ -43,13 +43,34 @@ class ProbeMetrics:
         self.tps = SeriesHistogram(
             "firsttoken_decode_tokens_per_second", "Decode speed, TTFT excluded", LABELS, TPS_BUCKETS
         )
-        self.per_target = (self.probes, self.ttft, self.ttft_answer, self.total, self.tps)
+        self.route = RouteInfo()
+        self.per_target = (self.probes, self.ttft, self.ttft_answer, self.total, self.tps, self.route)
         self.sched_lag = Histogram(
             "firsttoken_sched_lag_seconds",
             "Probe start lateness against schedule",
             ("agent",),
             buckets=LAG_BUCKETS_S,
             registry=r,
+        )
+        self.queue_wait = Histogram(
+            "firsttoken_queue_wait_seconds",
+            "Time a ready probe waited for a concurrency cap (apart from sched_lag)",
+            ("agent",),
+            buckets=LAG_BUCKETS_S,
+            registry=r,
+        )
+        route = ("provider", "region")
+        self.route_cap = Gauge(
+            "firsttoken_concurrency_cap", "Probes allowed in flight per provider region", route, registry=r
+        )
+        self.route_needed = Gauge(
+            "firsttoken_concurrency_needed",
+            "Probes in flight the schedule needs per provider region (rate x mean duration)",
+            route,
+            registry=r,
+        )
+        self.route_short = Gauge(
+            "firsttoken_concurrency_short", "1 when a provider region's cap cannot keep its schedule", route, registry=r
         )
         self.targets = Gauge("firsttoken_targets", "Targets scheduled on this agent", registry=r)
         self.in_flight = Gauge("firsttoken_probes_in_flight", "Probes in flight", registry=r)
@@ -74,6 +95,9 @@ class ProbeMetrics:
         self.probes.inc((*labels, outcome, sample.error_kind or ""))
         if sample.sched_lag_ms is not None:
             self.sched_lag.labels(sample.agent).observe(sample.sched_lag_ms / 1000)
+        if sample.queue_wait_ms is not None:
+            self.queue_wait.labels(sample.agent).observe(sample.queue_wait_ms / 1000)
+        self.route.observe(labels, sample)
         if sample.cost_usd:  # failed probes that generated tokens were billed too
             self.cost.labels(sample.provider, sample.model).inc(sample.cost_usd)
         if not sample.ok:
@@ -96,6 +120,39 @@ class ProbeMetrics:
         return b"".join(self.chunks())
 
 
+class RouteInfo:
+    """`firsttoken_route_info`: which upstream and build answered each target last.
+
+    One series per target, value 1, its route labels replaced when the route
+    changes (the old series disappears), so cardinality stays one per target
+    however often a gateway flips. Only responses that name something update it.
+    """
+
+    NAME = "firsttoken_route_info"
+    ROUTE_LABELS = ("served_by", "system_fingerprint", "model_version")
+
+    def __init__(self) -> None:
+        self._lines: dict[tuple[str, ...], bytes] = {}
+        self._lock = threading.Lock()
+
+    def observe(self, labels: tuple[str, ...], sample: Sample) -> None:
+        route = (sample.served_by, sample.system_fingerprint, sample.model_version)
+        if not any(route):
+            return
+        pairs = (*zip(LABELS, labels, strict=True), *zip(self.ROUTE_LABELS, (v or "" for v in route), strict=True))
+        line = f"{self.NAME}{{{_braces(pairs)}}} 1.0\n".encode()
+        with self._lock:
+            self._lines[labels] = line
+
+    def chunks(self) -> list[bytes]:
+        with self._lock:
+            lines = list(self._lines.values())
+        if not lines:
+            return []
+        head = f"# HELP {self.NAME} Route the last response named (1 per target)\n# TYPE {self.NAME} gauge\n"
+        return list(chunked([head.encode(), *lines]))
+
+
 @dataclass(frozen=True, slots=True)
 class Health:
     ok: bool
@@ -108,7 +165,7 @@ class _QuietHandler(WSGIRequestHandler):
 
 
 class StatusServer:
-    """Serves /metrics and /healthz (and the public status routes) from a daemon thread."""
+    """Serves /metrics, /healthz, /routes (given a handler) and the public status routes from a daemon thread."""
 
     def __init__(
         self,
@@ -117,9 +174,17 @@ class StatusServer:
         metrics: Callable[[], list[bytes]],
         health: Callable[[], Health],
         public: Callable[[str], tuple[str, str, bytes] | None] | None = None,
+        routes: Callable[[str], tuple[int, bytes]] | None = None,
     ) -> None:
         def app(environ, start_response):
             path = environ.get("PATH_INFO", "")
+            if path == "/routes" and routes is not None:
+                status, body = routes(environ.get("QUERY_STRING", ""))
+                reason = {200: "OK", 400: "Bad Request"}.get(status, "Service Unavailable")
+                start_response(
+                    f"{status} {reason}", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
+                )
+                return [body]
             answer = public(path) if public is not None else None
             if answer is not None:  # /status.json, /badge/<provider>.svg, /incidents.atom (monitor.agent.public)
                 status, content_type, body = answer
@@ -140,7 +205,7 @@ class StatusServer:
                 start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
                 return [body]
             start_response("404 Not Found", [("Content-Type", "text/plain")])
-            return [b"not found: try /metrics or /healthz\n"]
+            return [b"not found: try /metrics, /healthz or /routes\n"]
 
         self._server = make_server(host, port, app, ThreadingWSGIServer, handler_class=_QuietHandler)
         self.port = self._server.server_port

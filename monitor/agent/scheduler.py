@@ -5,11 +5,15 @@ stable phase per target (a hash of its id), so 2,000 targets at 1-minute
 intervals become ~33 probes a second, never a burst on the minute. A small
 random jitter on top keeps agents with the same config from moving in
 lockstep. `sched_lag_ms` is the time from the planned start (grid time +
-jitter) to the moment the probe is handed to the HTTP client, so waiting for
-a concurrency slot shows up as lag.
+jitter) to the moment the probe is ready to start; the time it then waits
+for a concurrency slot is `queue_wait_ms`, apart, so a late start says
+whether the scheduler or a cap held it.
 
-Concurrency caps: a global cap on probes in flight and a per provider-region
-cap, so the monitor never causes the 429s it is meant to detect.
+Concurrency caps: a per provider-region cap (taken first, so a probe
+waiting for its route holds no global slot) and a global cap on probes in
+flight, so the monitor never causes the 429s it is meant to detect. `None`
+means auto: sized from the schedule and the probes' observed durations
+(monitor.agent.caps).
 """
 
 from __future__ import annotations
@@ -20,12 +24,13 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
+from monitor.agent.caps import GLOBAL_CEILING, Gate, RouteLoad
 from monitor.sample import ErrorKind, Sample
 
 log = logging.getLogger(__name__)
@@ -68,17 +73,17 @@ class ProbeScheduler:
         sink: Callable[[Sample], None],
         *,
         agent: str,
-        max_concurrency: int,
-        max_per_provider_region: int,
+        max_concurrency: int | None,
+        max_per_provider_region: int | None,
         jitter_s: float = MAX_JITTER_S,
     ) -> None:
         self._probe = probe
         self._sink = sink
         self._agent = agent
         self._jitter_s = jitter_s
-        self._global = asyncio.Semaphore(max_concurrency)
+        self._global = Gate(max_concurrency if max_concurrency is not None else GLOBAL_CEILING)
         self._per_route_cap = max_per_provider_region
-        self._per_route: dict[tuple[str, str], asyncio.Semaphore] = {}
+        self.routes: dict[tuple[str, str], RouteLoad] = {}
         self._targets: dict[str, object] = {}
         self._slots: dict[str, Slot] = {}
         self._inflight: set[asyncio.Task] = set()
@@ -115,7 +120,34 @@ class ProbeScheduler:
                 replace_existing=True,
                 misfire_grace_time=max(1, int(slot.interval_s / 2)),
             )
+        self._size_routes()
         log.info("scheduling %d targets", len(self._targets))
+
+    def _route(self, target) -> RouteLoad:
+        key = (target.provider, target.region)
+        route = self.routes.get(key)
+        if route is None:
+            route = self.routes[key] = RouteLoad(self._per_route_cap)
+        return route
+
+    def _size_routes(self) -> None:
+        """Each route's arrival rate from the schedule (Σ 1/interval), and its cap from that."""
+        for route in self.routes.values():
+            route.targets, route.rate_per_s = 0, 0.0
+        for target in self._targets.values():
+            route = self._route(target)
+            route.targets += 1
+            route.rate_per_s += 1.0 / target.interval_s
+        for route in self.routes.values():
+            route.resize()
+
+    def short_routes(self) -> list[str]:
+        """Provider-regions whose cap cannot keep their schedule, in words."""
+        return [
+            route.describe(f"{provider}@{region}")
+            for (provider, region), route in sorted(self.routes.items())
+            if route.targets and route.short()
+        ]
 
     @property
     def target_count(self) -> int:
@@ -167,13 +199,26 @@ class ProbeScheduler:
                 delay_s = planned_s - time.time()
                 if delay_s > 0:
                     await asyncio.sleep(delay_s)
-            route = (target.provider, target.region)
-            route_gate = self._per_route.setdefault(route, asyncio.Semaphore(self._per_route_cap))
-            async with self._global, route_gate:
-                lag_ms = max(0.0, (time.time() - planned_s) * 1000)
+            route = self._route(target)
+            ready_s = time.time()
+            lag_ms = max(0.0, (ready_s - planned_s) * 1000)
+            await route.gate.acquire()
+            try:
+                await self._global.acquire()
+            except BaseException:
+                route.gate.release()
+                raise
+            try:
+                wait_ms = (time.time() - ready_s) * 1000
                 started_at = datetime.now(UTC)
+                t0 = time.monotonic()
                 sample = await self._probe(target, lag_ms)
-            self._sink(sample)
+                took_s = time.monotonic() - t0
+            finally:
+                self._global.release()
+                route.gate.release()
+            route.observe(took_s, wait_ms)
+            self._sink(replace(sample, queue_wait_ms=round(wait_ms, 3)))
         except asyncio.CancelledError:
             # Only shutdown cancels a job (a probe's own deadlines are timeouts).
             # Recorded, and not re-raised: this is the job task's outermost frame

@@ -24,8 +24,7 @@ from monitor.agent.periodic import PeriodicJobs
 from monitor.agent.reachability import Reachability
 from monitor.agent.scheduler import ProbeScheduler
 from monitor.agent.workers import WorkerProbes, choose_workers
-from monitor.config import load_config
-from monitor.config_schema import Config, ConfigError
+from monitor.config import Config, ConfigError, load_config
 from monitor.probe.runner import probe_target
 from monitor.probe.tokens import warm_up as warm_up_tokenizer
 from monitor.probe.transport.lanes import ClientLanes, warm_up
@@ -99,6 +98,7 @@ class Service:
         # shows. Counted on the loop (housekeeping) and read by /healthz from its
         # own thread: asyncio's task registry is not safe to walk from another one.
         self._background_tasks = 0
+        self._short_routes: set[tuple[str, str]] = set()
         self._redaction = install_redaction(config.secrets)
         self.periodic = self._periodic_jobs()
 
@@ -132,10 +132,16 @@ class Service:
         warm_up_tokenizer()
         await warm_up()
         from monitor.agent.public import PublicStatus
+        from monitor.agent.routes_api import routes_handler
 
         public = PublicStatus(self.engine, lambda: self.config)
         self.status = StatusServer(
-            self.options.listen_host, self.options.listen_port, self.metrics.chunks, self.health, public.handle
+            self.options.listen_host,
+            self.options.listen_port,
+            self.metrics.chunks,
+            self.health,
+            public.handle,
+            routes_handler(self.engine),
         )
         self.status.start()
         targets = self.config.targets_for_agent(self.config.agent)
@@ -174,6 +180,11 @@ class Service:
 
     def stop(self) -> None:
         self._stop.set()
+
+    @property
+    def stopping(self) -> asyncio.Event:
+        """Set once the service has been asked to stop (a signal, or `stop()`)."""
+        return self._stop
 
     # -------------------------------------------------------------- config
     async def _watch_config(self) -> None:
@@ -250,6 +261,23 @@ class Service:
         # Probes in worker processes are no tasks of this loop.
         local_probes = self.scheduler.inflight if isinstance(self.scheduler, ProbeScheduler) else 0
         self._background_tasks = len(asyncio.all_tasks()) - local_probes
+        short = set()
+        for (provider, region), route in self.scheduler.routes.items():
+            self.metrics.route_cap.labels(provider, region).set(route.cap)
+            self.metrics.route_needed.labels(provider, region).set(round(route.needed, 2))
+            is_short = route.targets > 0 and route.short()
+            self.metrics.route_short.labels(provider, region).set(1 if is_short else 0)
+            if is_short:
+                short.add((provider, region))
+                if (provider, region) not in self._short_routes:
+                    log.warning(
+                        "%s cannot keep its schedule under its cap: probes wait %.0f ms on average for a slot",
+                        route.describe(f"{provider}@{region}"),
+                        route.queue_wait_ms,
+                    )
+        for provider, region in self._short_routes - short:
+            log.info("%s@%s keeps its schedule again", provider, region)
+        self._short_routes = short
 
     async def _poll_leader(self) -> None:
         was_leader = self.leader.is_leader
@@ -296,6 +324,20 @@ class Service:
             "agent": self.config.agent,
             "targets": self.scheduler.target_count,
             "in_flight": self.scheduler.inflight,
+            # Per provider region: its cap, what the schedule needs in flight (Little's law), who waits.
+            "caps": {
+                f"{provider}@{region}": {
+                    "cap": route.cap,
+                    "auto": route.fixed_cap is None,
+                    "needed": round(route.needed, 2),
+                    "in_flight": route.gate.in_use,
+                    "waiting": route.gate.waiting,
+                    "queue_wait_ms": round(route.queue_wait_ms, 1),
+                }
+                for (provider, region), route in sorted(self.scheduler.routes.items())
+                if route.targets
+            },
+            "short_of_cap": self.scheduler.short_routes(),
             # Leak detectors for long runs: both stay flat once probing settles.
             "background_tasks": self._background_tasks,
             "http_lanes": self.lanes.size,

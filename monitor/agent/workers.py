@@ -67,6 +67,12 @@ def shard_of(target_id: str, shards: int) -> int:
     return int.from_bytes(digest, "big") % shards
 
 
+def _share(cap: int | None, workers: int) -> int | None:
+    """One worker's part of a configured cap; None (auto) stays auto: each worker sizes its
+    caps from its own shard's schedule, which is the same Little's-law sum split by shard."""
+    return None if cap is None else max(1, cap // workers)
+
+
 class WorkerProbes:
     """The parent's side: the interface of `ProbeScheduler` the service uses, over worker processes."""
 
@@ -77,14 +83,16 @@ class WorkerProbes:
         config_path: str,
         agent: str,
         workers: int,
-        max_concurrency: int,
-        max_per_provider_region: int,
+        max_concurrency: int | None,
+        max_per_provider_region: int | None,
     ) -> None:
         self._sink = sink
         self._config_path = config_path
         self._agent = agent
         self.workers = workers
-        self._caps = (max(1, max_concurrency // workers), max(1, max_per_provider_region // workers))
+        self._caps = (_share(max_concurrency, workers), _share(max_per_provider_region, workers))
+        # Each worker's caps live in that worker: the parent has no route to show in /healthz.
+        self.routes: dict = {}
         self._procs: list[multiprocessing.process.BaseProcess] = []
         self._conns: list[Connection] = []
         self._readers: list[threading.Thread] = []
@@ -119,10 +127,10 @@ class WorkerProbes:
             self._readers.append(reader)
             self._stopped.append(stopped)
         log.info(
-            "probing %d targets in %d worker processes (caps per worker: %d in flight, %d per provider-region)",
+            "probing %d targets in %d worker processes (caps per worker: %s in flight, %s per provider-region)",
             len(targets),
             self.workers,
-            *self._caps,
+            *("auto" if cap is None else cap for cap in self._caps),
         )
 
     def apply(self, targets: Sequence) -> None:
@@ -139,6 +147,9 @@ class WorkerProbes:
     @property
     def inflight(self) -> int:
         return sum(self._inflight)
+
+    def short_routes(self) -> list[str]:
+        return []  # see `routes`
 
     async def shutdown(self, grace_s: float = 10.0) -> None:
         for conn in self._conns:
@@ -189,7 +200,13 @@ class WorkerProbes:
 
 # ---------------------------------------------------------------- worker
 def worker_main(
-    conn: Connection, config_path: str, agent: str, shard: int, shards: int, max_concurrency: int, max_per_route: int
+    conn: Connection,
+    config_path: str,
+    agent: str,
+    shard: int,
+    shards: int,
+    max_concurrency: int | None,
+    max_per_route: int | None,
 ) -> None:
     """Entry point of a worker process."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -203,7 +220,13 @@ def worker_main(
 
 
 async def _worker(
-    conn: Connection, config_path: str, agent: str, shard: int, shards: int, max_concurrency: int, max_per_route: int
+    conn: Connection,
+    config_path: str,
+    agent: str,
+    shard: int,
+    shards: int,
+    max_concurrency: int | None,
+    max_per_route: int | None,
 ) -> None:
     from monitor.agent.scheduler import ProbeScheduler
     from monitor.config import load_config
@@ -224,7 +247,10 @@ async def _worker(
 
     async def probe(target, sched_lag_ms: float) -> Sample:
         async with lanes.lane(target.base_url) as client:
-            return await probe_target(client, target, agent=agent, secrets=config.secrets, sched_lag_ms=sched_lag_ms)
+            price = config.price(target.provider, target.model)  # the reloaded config's, after a reload
+            return await probe_target(
+                client, target, agent=agent, secrets=config.secrets, sched_lag_ms=sched_lag_ms, price=price
+            )
 
     def mine(cfg) -> list:
         return [t for t in cfg.targets_for_agent(agent) if shard_of(t.id, shards) == shard]

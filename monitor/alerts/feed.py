@@ -15,13 +15,14 @@ from typing import NamedTuple
 
 from sqlalchemy import Connection, select
 
-from monitor.sample import SAMPLE_METRICS
+from monitor.sample import CHANGE_METRICS, SAMPLE_METRICS
 from monitor.storage.models import SampleRow
 
 _S = SampleRow.__table__.c
 RECENT = timedelta(hours=1)  # cursors newer than this share the one range query
 CHUNK = 500  # target ids per IN (...) query
 METRIC_COLUMNS = SAMPLE_METRICS
+LABEL_COLUMNS = CHANGE_METRICS  # kind: change
 NOT_MEASURED = "cancelled"  # the service stopped mid-probe: not a measurement of the provider
 
 
@@ -36,16 +37,30 @@ class Point(NamedTuple):
     ttft_answer_ms: float | None
     total_ms: float | None
     tps: float | None
+    served_by: str | None = None
+    model_version: str | None = None
+    system_fingerprint: str | None = None
+    answer_fingerprint: str | None = None
 
-    def value(self, metric: str) -> float | None:
+    def value(self, metric: str) -> float | str | None:
         """What the detector is fed: for error_rate 1.0 for a success, None for a failure;
-        for a latency or tps rule the measurement, None when the probe failed."""
+        for a latency or tps rule the measurement, for a change rule the label, None when
+        the probe failed (a failed probe's route is not the route that serves answers)."""
         if metric == "error_rate":
             return 1.0 if self.ok else None
         return getattr(self, metric) if self.ok else None
 
 
-_COLUMNS = [_S.target, _S.agent, _S.started_at, _S.id, _S.ok, _S.error_kind, *(_S[m] for m in METRIC_COLUMNS)]
+_COLUMNS = [
+    _S.target,
+    _S.agent,
+    _S.started_at,
+    _S.id,
+    _S.ok,
+    _S.error_kind,
+    *(_S[m] for m in METRIC_COLUMNS),
+    *(_S[m] for m in LABEL_COLUMNS),
+]
 
 
 def fetch_new(

@@ -11,6 +11,7 @@ are inhibited: recorded, never notified.
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -75,17 +76,29 @@ def _median(values: list[float | None]) -> float | None:
     return statistics.median(present) if present else None
 
 
+def _mode(values: list[str | None]) -> str | None:
+    present = [v for v in values if v is not None]
+    return Counter(present).most_common(1)[0][0] if present else None
+
+
 def _update(record: AlertRecord, firing: list[AlertRecord], members: int, now: datetime, rule: RuleView) -> AlertRecord:
     value = _median([r.value for r in firing])
     baseline = _median([r.baseline for r in firing])
+    # A change rule's labels: the most common new and old label among the members.
+    value_text = _mode([r.value_text for r in firing])
+    baseline_text = _mode([r.baseline_text for r in firing])
     summary = group_summary(
         record.rule, record.scope, record.metric, len(firing), members, value, baseline, rule.reference
     )
+    if value_text is not None:
+        summary = f"{summary.split(';')[0]}; {record.metric} mostly {baseline_text or 'n/a'} -> {value_text}"
     changed = (value, baseline, summary) != (record.value, record.baseline, record.summary)
     updated = replace(
         record,
         value=value,
         baseline=baseline,
+        value_text=value_text,
+        baseline_text=baseline_text,
         summary=summary,
         last_evaluated_at=now if changed or record.last_evaluated_at is None else record.last_evaluated_at,
     )

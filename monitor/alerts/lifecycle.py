@@ -140,16 +140,23 @@ def _observe(record: AlertRecord, ev: Evaluation, at: datetime, rule: RuleView) 
         return record
     value = ev.value if ev.value is not None else record.value
     baseline = ev.baseline if ev.baseline is not None else record.baseline
+    value_text = ev.value_text if ev.value_text is not None else record.value_text
+    baseline_text = ev.baseline_text if ev.baseline_text is not None else record.baseline_text
     if record.state == PENDING:
         counts = {"pending_count": record.pending_count + (1 if ev.condition else 0)}
     else:
         counts = {"clear_count": 0 if ev.condition else record.clear_count + 1}
+    summary = target_summary(
+        record.rule, record.scope, record.metric, value, baseline, rule.reference, value_text, baseline_text
+    )
     record = replace(
         record,
         value=value,
         baseline=baseline,
+        value_text=value_text,
+        baseline_text=baseline_text,
         last_evaluated_at=at,
-        summary=target_summary(record.rule, record.scope, record.metric, value, baseline, rule.reference),
+        summary=summary,
         **counts,
     )
     return track_values(record, rule.higher_is_worse)

@@ -55,8 +55,9 @@ def build_body(record: AlertRecord, event: str, alert_id: int, dashboard_url: st
         "severity": record.severity,
         "scope": record.scope.labels(),
         "metric": record.metric,
-        "value": _finite(record.value),
-        "baseline": _finite(record.baseline),
+        # A change alert's value and baseline are labels: the new upstream or build, and the old one.
+        "value": record.value_text if record.value_text is not None else _finite(record.value),
+        "baseline": record.baseline_text if record.baseline_text is not None else _finite(record.baseline),
         "fired_value": _finite(record.fired_value),
         "worst_value": _finite(record.worst_value),
         "started_at": iso(record.started_at),

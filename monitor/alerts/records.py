@@ -27,6 +27,8 @@ class AlertRecord:
     resolved_at: datetime | None = None
     value: float | None = None  # the metric's current value, in its units
     baseline: float | None = None  # what is normal for it (regression) or the bound (threshold): RuleView.reference
+    value_text: str | None = None  # kind: change: the new label
+    baseline_text: str | None = None  # kind: change: the established label it left
     fired_value: float | None = None  # `value` when the alert went firing
     worst_value: float | None = None  # the worst `value` while firing (RuleView.higher_is_worse says which way)
     last_evaluated_at: datetime | None = None
@@ -50,12 +52,12 @@ class RuleView:
     severity: str = "page"
     metric: str = "ttft_ms"
     repeat_interval_s: float = 4 * HOUR_S
-    reference: str = "baseline"  # what an alert's `baseline` holds, in words: "baseline" or "threshold"
+    reference: str = "baseline"  # what an alert's `baseline` holds, in words: "baseline", "threshold", "was"
     higher_is_worse: bool = True  # latencies and error rates; False for tps and `below` thresholds
 
     @classmethod
     def of(cls, rule) -> RuleView:
-        reference = "threshold" if rule.kind == "threshold" else "baseline"
+        reference = {"threshold": "threshold", "change": "was"}.get(rule.kind, "baseline")
         return cls(rule.name, rule.severity, rule.metric, rule.repeat_interval_s, reference, higher_is_worse(rule))
 
 

@@ -37,6 +37,8 @@ _RECORD_COLUMNS = (
     "resolved_at",
     "value",
     "baseline",
+    "value_text",
+    "baseline_text",
     "fired_value",
     "worst_value",
     "last_evaluated_at",

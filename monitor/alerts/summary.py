@@ -6,9 +6,11 @@ from monitor import fmt
 from monitor.alerts.scope import Scope
 
 
-def format_value(metric: str, value: float | None) -> str:
-    """`412 ms`, `38.5 tok/s`, `4.2%`: the metric's unit, rounded for reading (monitor.fmt)."""
-    return "n/a" if value is None else fmt.metric(metric, value)
+def format_value(metric: str, value: float | str | None) -> str:
+    """`412 ms`, `38.5 tok/s`, `4.2%`: the metric's unit, rounded for reading (monitor.fmt); a change rule's label."""
+    if value is None:
+        return "n/a"
+    return value if isinstance(value, str) else fmt.metric(metric, value)
 
 
 def change_text(value: float | None, baseline: float | None) -> str:
@@ -17,9 +19,19 @@ def change_text(value: float | None, baseline: float | None) -> str:
 
 
 def target_summary(
-    rule: str, scope: Scope, metric: str, value: float | None, baseline: float | None, reference: str = "baseline"
+    rule: str,
+    scope: Scope,
+    metric: str,
+    value: float | None,
+    baseline: float | None,
+    reference: str = "baseline",
+    value_text: str | None = None,
+    baseline_text: str | None = None,
 ) -> str:
-    """`reference` names what `baseline` is: the series' own normal, or a rule's threshold."""
+    """`reference` names what `baseline` is: the series' own normal, or a rule's threshold.
+    A change rule's values are labels: `served_by of X changed from A to B`."""
+    if value_text is not None or baseline_text is not None:
+        return f"{rule}: {metric} of {scope.key} changed from {baseline_text or 'n/a'} to {value_text or 'n/a'}"
     return (
         f"{rule}: {metric} of {scope.key} is {format_value(metric, value)}"
         f", {reference} {format_value(metric, baseline)}{change_text(value, baseline)}"

@@ -4,6 +4,12 @@ Exit 0 with a table of targets and a summary; exit 2 with every error, one
 line each prefixed by the file name. Nothing printed can carry a secret: all
 output goes through `redact` with the config's secrets, and the database
 URL's password is masked even when it is too short for `redact` to match.
+
+Credentials need not be set: check-config runs in CI, where the providers'
+keys are not. An unset one is a line at the end of the report naming the
+variable and the commands that need it, and the exit code stays 0 (stderr
+stays empty: it is for errors); every other problem, an unset variable
+outside a credential included, is an error (2).
 """
 
 from __future__ import annotations
@@ -14,8 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import TextIO
 from urllib.parse import urlsplit, urlunsplit
 
-from monitor.config import load_config
-from monitor.config_schema import Config, ConfigError
+from monitor.config import DEFER, Config, ConfigError, load_config
 from monitor.probe.cost import project_monthly, report_lines
 from monitor.redact import MASK, redact
 from monitor.units import format_duration
@@ -36,13 +41,22 @@ def check_config_command(
 ) -> int:
     err = sys.stderr if err is None else err
     try:
-        config = load_config(config_path, env)
+        config = load_config(config_path, env, secrets=DEFER)
     except ConfigError as exc:
         for line in exc.errors:
             err.write(f"{config_path}: {line}\n")
         return 2
     out.write(redact(report(config, config_path), config.secrets))
+    for path, names in config.unset_secrets.items():
+        refs = " and ".join("${" + name + "}" for name in names)
+        verb = "is" if len(names) == 1 else "are"
+        out.write(f"{config_path}: {path}: {refs} {verb} not set (needed by {needed_by(path)})\n")
     return 0
+
+
+def needed_by(path: str) -> str:
+    """Provider keys are sent by probes; notifier secrets by the leader delivering alerts."""
+    return "run and probe" if path.startswith("providers") else "run"
 
 
 def report(config: Config, config_path: str) -> str:
@@ -95,7 +109,7 @@ def summary(config: Config) -> str:
 
 def notes(config: Config) -> list[str]:
     """Things that load fine but will surprise: an unused provider, a protocol not in this build."""
-    from monitor.config_sources import registered_protocols
+    from monitor.config import registered_protocols
 
     out = []
     used = {t.provider for t in config.targets}
@@ -105,6 +119,39 @@ def notes(config: Config) -> list[str]:
     available = set(registered_protocols())
     for protocol in sorted({p.protocol for p in config.providers.values()} - available):
         out.append(f"note: protocol {protocol!r} is not available in this build; its targets will fail")
+    return out + capacity_notes(config)
+
+
+def capacity_notes(config: Config) -> list[str]:
+    """Provider-regions whose cap keeps their schedule only while probes are quicker than a flagship's.
+
+    By Little's law a route starting `rate` probes a second keeps its schedule
+    under a cap of `cap` in flight while probes average under cap / rate
+    seconds; `firsttoken run` says the same from the durations it observes.
+    """
+    from monitor.agent.caps import GLOBAL_CEILING, INITIAL_DURATION_S, PER_ROUTE_CEILING
+
+    rates: dict[str, float] = {}
+    for t in config.targets_for_agent(config.agent):
+        rates[f"{t.provider}@{t.region}"] = rates.get(f"{t.provider}@{t.region}", 0.0) + 1.0 / t.interval_s
+    per_route = config.defaults.max_per_provider_region
+    out = []
+    for route, rate in sorted(rates.items()):
+        cap = per_route if per_route is not None else PER_ROUTE_CEILING
+        budget_s = cap / rate
+        if budget_s < INITIAL_DURATION_S:
+            setting = "max_per_provider_region" if per_route is not None else "the auto ceiling"
+            out.append(
+                f"note: {route} starts {rate:.2f} probes/s; under its cap of {cap} in flight ({setting}) it keeps "
+                f"its schedule only while probes average under {budget_s:.1f} s"
+            )
+    total = sum(rates.values())
+    cap = config.defaults.max_concurrency if config.defaults.max_concurrency is not None else GLOBAL_CEILING
+    if total and cap / total < INITIAL_DURATION_S:
+        out.append(
+            f"note: agent {config.agent} starts {total:.2f} probes/s; under max_concurrency {cap} it keeps "
+            f"its schedule only while probes average under {cap / total:.1f} s"
+        )
     return out
 
 

@@ -83,14 +83,18 @@ async def probe_span(
     *,
     agent: str,
     seed: int | None = None,
+    prices: Sequence | None = None,
 ) -> list[tuple[float, Sample]]:
-    """Every probe of [start_s, end_s) in simulated time: (planned time, sample), in time order."""
+    """Every probe of [start_s, end_s) in simulated time: (planned time, sample), in time order.
+    `prices[i]` (a config Price or None) gives target i's samples their cost_usd."""
     clock = VirtualClock()
     out = []
     async with httpx.AsyncClient(transport=VirtualTransport(source, clock, seed=seed)) as client:
         for t_s, i in probe_times(targets, start_s, end_s, interval_s):
             clock.set_s(t_s)
-            out.append((t_s, await probe_target(client, targets[i], agent=agent, sched_lag_ms=0.0, clock=clock)))
+            price = prices[i] if prices else None
+            sample = await probe_target(client, targets[i], agent=agent, sched_lag_ms=0.0, clock=clock, price=price)
+            out.append((t_s, sample))
     return out
 
 
@@ -105,14 +109,16 @@ class Job:
     agent: str
     seed: int = 0
 
-    def load(self) -> tuple[list, BehaviourSource]:
+    def load(self) -> tuple[list, BehaviourSource, list]:
         from monitor.config import load_config
 
-        by_id = {t.id: t for t in load_config(self.config_path).targets}
-        return [by_id[i] for i in self.target_ids], DemoSource(self.incidents)
+        config = load_config(self.config_path)
+        by_id = {t.id: t for t in config.targets}
+        targets = [by_id[i] for i in self.target_ids]
+        return targets, DemoSource(self.incidents), [config.price(t.provider, t.model) for t in targets]
 
 
-_loaded: dict[Job, tuple[list, BehaviourSource]] = {}
+_loaded: dict[Job, tuple[list, BehaviourSource, list]] = {}
 
 WORKER_STOP_S = 1.0  # a worker still busy this long after close() is killed: its block is thrown away anyway
 
@@ -120,8 +126,10 @@ WORKER_STOP_S = 1.0  # a worker still busy this long after close() is killed: it
 def _run_block(job: Job, start_s: float, end_s: float, block: int) -> list[tuple[float, Sample]]:
     if job not in _loaded:
         _loaded[job] = job.load()
-    targets, source = _loaded[job]
-    span = probe_span(targets, source, start_s, end_s, job.interval_s, agent=job.agent, seed=job.seed + block)
+    targets, source, prices = _loaded[job]
+    span = probe_span(
+        targets, source, start_s, end_s, job.interval_s, agent=job.agent, seed=job.seed + block, prices=prices
+    )
     return asyncio.run(span)
 
 
@@ -282,7 +290,7 @@ async def backfill(
     step_s = evaluate_every_s or job.interval_s
     result = BackfillResult()
     next_eval_s = start_s + step_s
-    targets, source = job.load()
+    targets, source, prices = job.load()
     total = sum(1 for _ in probe_times(targets, start_s, end_s, job.interval_s))
 
     def evaluate_until(t_s: float) -> None:
@@ -311,7 +319,7 @@ async def backfill(
         for n, (a, b) in enumerate(blocks):
             await asyncio.sleep(0)  # probing never waits: let signal handlers and cancellation in
             for t_s, sample in await probe_span(
-                targets, source, a, b, job.interval_s, agent=job.agent, seed=job.seed + n
+                targets, source, a, b, job.interval_s, agent=job.agent, seed=job.seed + n, prices=prices
             ):
                 take(t_s, sample)
     else:

@@ -26,7 +26,11 @@ PROVIDERS: tuple[SimProvider, ...] = (
     SimProvider("sim-openai", "openai-chat", ("us-east", "eu-west"), ("gpt-4o-mini", "gpt-4o")),
     SimProvider("sim-anthropic", "anthropic", ("us-east", "eu-west"), ("claude-haiku-4-5", "claude-sonnet-4-5")),
     SimProvider("sim-gemini", "gemini", ("us-central1", "europe-west4"), ("gemini-2.5-flash", "gemini-2.5-pro")),
+    # A gateway (OpenRouter-style): every chunk names the upstream that served it. The demo
+    # pins Groq first; during the live incident the gateway falls back to a slower upstream.
+    SimProvider("sim-router", "openai-chat", ("us-east", "eu-west"), ("llama-3.1-70b",)),
 )
+GATEWAY_PIN = "groq"  # the route `sim-router` requests pin first (params.provider.order[0])
 
 # Prefill grows TTFT with prompt length (per 1k prompt tokens); the flagships
 # pay several times more for it, as the seed articles measured. Gemini sends
@@ -62,6 +66,12 @@ MODELS: dict[str, ModelBehaviour] = {
         ttft_ms=1200, itl_ms=8, output_tokens=64, reasoning_tokens=64, prefill_ms_per_1k_tokens=110,
         jitter=0.22, spike_probability=0.01, spike_factor=3, tokens_per_chunk=16,
         region_factors={"europe-west4": 1.2},
+    ),
+    "llama-3.1-70b": ModelBehaviour(
+        ttft_ms=240, itl_ms=4, output_tokens=40, prefill_ms_per_1k_tokens=20, jitter=0.15,
+        spike_probability=0.01, spike_factor=4, tokens_per_chunk=4,
+        region_factors={"eu-west": 1.35},
+        gateway="openrouter", served_by="Groq", fingerprint="fp_groq_b1",
     ),
 }  # fmt: skip
 

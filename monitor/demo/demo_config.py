@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from monitor.demo.cast import LONG_PROMPT_TOKENS, PROVIDERS, SHORT_PROMPT
+from monitor.demo.cast import GATEWAY_PIN, LONG_PROMPT_TOKENS, PROVIDERS, SHORT_PROMPT
 from monitor.simulator.wire import base_path
 
 LONG_PROMPT_FILE = "prompts/rag-4k.txt"
@@ -53,6 +53,7 @@ PRICES = {
     "sim-anthropic/claude-sonnet-4-5": (3.00, 15.00),
     "sim-gemini/gemini-2.5-flash": (0.30, 2.50),
     "sim-gemini/gemini-2.5-pro": (1.25, 10.00),
+    "sim-router/llama-3.1-70b": (0.59, 0.79),
 }
 
 
@@ -116,6 +117,8 @@ def config_text(
             *(f"      {region}: {_q(f'{simulator_url}/region/{region}{base}')}" for region in p.regions),
             f"    models: [{', '.join(p.models)}]",
         ]
+        if p.name == "sim-router":  # a gateway: pin the route; a response from another upstream is a fallback
+            lines += [f"    params: {{provider: {{order: [{GATEWAY_PIN}]}}}}   # OpenRouter provider routing"]
     for provider, var in real or []:
         lines += [
             f"  {provider.name}:                # real: {var} is set",
@@ -151,6 +154,14 @@ def config_text(
         "    above: 20%",
         "    window: 30m                    # holds 6 samples even at the history's 5-minute spacing",
         "    severity: page",
+        "  - name: route-changed            # the upstream a gateway names moved, and stayed moved",
+        "    metric: served_by",
+        "    kind: change",
+        "    severity: ticket",
+        "  - name: build-changed            # a new model build (system_fingerprint) is answering",
+        "    metric: system_fingerprint",
+        "    kind: change",
+        "    severity: ticket",
         "  - name: ttft-p90-slo",
         "    metric: ttft_ms",
         "    kind: threshold",

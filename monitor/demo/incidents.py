@@ -44,6 +44,9 @@ class Incident:
     ramp_s: float = 0.0  # the factors grow linearly from 1 over this long: a slow regression
     error_rate: float = 0.0  # random 429/500/503 answers
     rate_limited: float = 0.0  # share of requests answered 429
+    # A gateway's route during the incident: the upstream it falls back to, the build it serves.
+    served_by: str | None = None
+    fingerprint: str | None = None
 
     def applies(self, provider: str | None, model: str, region: str | None, now_s: float) -> bool:
         return (
@@ -67,8 +70,9 @@ def place(epoch_s: float, history_s: float, at_frac: float, duration_s: float, m
 
 
 def schedule(epoch_s: float, history_s: float) -> tuple[Incident, ...]:
-    """The demo's incidents: three in the history, two live."""
+    """The demo's incidents: four in the history, three live."""
     slow_start, slow_end = place(epoch_s, history_s, 0.25, 6 * HOUR_S, 0.2)
+    rebuilt = place(epoch_s, history_s, 0.55, 2 * HOUR_S, 0.15)
     degraded = place(epoch_s, history_s, 0.70, 90 * MINUTE_S, 0.15)
     limited = place(epoch_s, history_s, 0.45, 45 * MINUTE_S, 0.2)
     return (
@@ -99,6 +103,25 @@ def schedule(epoch_s: float, history_s: float) -> tuple[Incident, ...]:
             ttft_factor=3.5,
             itl_factor=1.6,
             error_rate=0.08,
+        ),
+        Incident(
+            "sim-router rebuilt upstream",
+            "sim-router's upstream serves llama-3.1-70b from a new build (fingerprint fp_groq_b2) for a while",
+            "sim-router",
+            *rebuilt,
+            fingerprint="fp_groq_b2",
+        ),
+        Incident(
+            "live: sim-router falls back in us-east",
+            "the gateway's pinned upstream (Groq) is rate limited in us-east: it silently falls back to Together, "
+            "2.5x slower to first token; eu-west becomes the better route",
+            "sim-router",
+            epoch_s + 4 * MINUTE_S,
+            epoch_s + 20 * MINUTE_S,
+            regions=("us-east",),
+            ttft_factor=2.5,
+            served_by="Together",
+            fingerprint="fp_together_7",
         ),
         Incident(
             "live: sim-gemini europe-west4 degraded",
@@ -150,10 +173,15 @@ class DemoSource:
             return base
         ttft = diurnal_factor(now_s, self.diurnal_amplitude)
         itl, ok_share, limited_share = 1.0, 1.0, 0.0
+        route = {}
         for incident in self.incidents:
             if not incident.applies(provider, model, region_hint, now_s):
                 continue
             s = incident.strength(now_s)
+            if incident.served_by:
+                route["served_by"] = incident.served_by
+            if incident.fingerprint:
+                route["fingerprint"] = incident.fingerprint
             ttft *= 1 + (incident.ttft_factor - 1) * s
             itl *= 1 + (incident.itl_factor - 1) * s
             ok_share *= 1 - incident.error_rate * s
@@ -166,4 +194,5 @@ class DemoSource:
             error_rate=1 - ok_share,
             fault="rate_limited" if limited_share > 0 else base.fault,
             fault_probability=limited_share if limited_share > 0 else base.fault_probability,
+            **route,
         )

@@ -7,7 +7,7 @@ interval, each probe paying for
   synthetic filler included; a provider's own tokenizer differs by a few %),
 - output: all of `max_tokens`, plus the reasoning budget when the prompt or
   provider sets `reasoning` (thinking tokens are billed as output; an effort
-  counts as its budget in monitor.protocols.base.EFFORT_BUDGET_TOKENS).
+  counts as its budget in monitor.protocols.features.EFFORT_BUDGET_TOKENS).
 A target pinned to several `agents:` is probed by each; one open to every agent
 is counted once (the projection cannot know how many agents will run).
 Targets without a `prices:` entry are listed apart, never counted as free.
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from monitor.probe.synthetic import synthetic_messages
 from monitor.probe.tokens import count_o200k
-from monitor.protocols.base import ReasoningSetting, reasoning_budget
+from monitor.protocols.features import ReasoningSetting, reasoning_budget
 
 MONTH_S = 30 * 86_400.0
 NONCE_TOKENS = 8  # "[1a2b3c4d] ": at most this many tokens

@@ -14,14 +14,12 @@ import asyncio
 import contextlib
 import secrets as _random
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
 import httpx
 
-from monitor.probe.checks import evaluate
 from monitor.probe.clock import SYSTEM_CLOCK, Clock
-from monitor.probe.fingerprint import answer_fingerprint
+from monitor.probe.judge import AnswerRules, judge
 from monitor.probe.session import StreamSession
 from monitor.probe.synthetic import synthetic_messages
 from monitor.probe.transport.trace import CURRENT_TRACE, ConnectionTrace
@@ -75,20 +73,6 @@ def probe_request(target, nonce: str | None = None) -> ProbeRequest:
         response_format=None if fmt is None else JsonSchemaFormat(fmt.json_schema, fmt.name, fmt.strict),
         reasoning=None if reasoning is None else ReasoningSetting(reasoning.effort, reasoning.budget_tokens),
     )
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerRules:
-    """What happens to an answer after a clean stream: checks, fingerprint, cost."""
-
-    expect: Any = None  # config Expect
-    fingerprint: bool = False  # temperature-0 prompts (monitor.probe.fingerprint says why)
-    price: Any = None  # config Price: cost_usd
-
-    @classmethod
-    def for_target(cls, target, price=None) -> AnswerRules:
-        prompt = target.prompt_spec
-        return cls(prompt.expect, prompt.temperature == 0, price)
 
 
 async def probe_target(
@@ -185,7 +169,7 @@ async def measure_request(
                     body = await _read_capped(response)
                     error = (ErrorKind.PROTOCOL, _content_type_text(protocol, response, body))
                 else:
-                    session = StreamSession(protocol.new_parser(), t0_ns)
+                    session = StreamSession(protocol.new_parser(), t0_ns, rules is not None and rules.needs_answer)
                     rescheduled = False
                     t_ns = headers_ns
                     async for data in response.aiter_bytes():
@@ -227,18 +211,11 @@ async def measure_request(
 
 def _judge(sample: Sample, session: StreamSession, rules: AnswerRules, secrets: Iterable[str]) -> Sample:
     """Checks, fingerprint and cost, after the timed part is over (nothing here delays a read)."""
-    fields: dict = {}
-    if rules.price is not None and (sample.input_tokens is not None or sample.output_tokens):
-        fields["cost_usd"] = rules.price.cost_usd(sample.input_tokens, sample.output_tokens, sample.cached_input_tokens)
-    if sample.ok and (rules.expect is not None or rules.fingerprint):
-        answer = session.measurement.answer()
-        if rules.fingerprint:
-            fields["answer_fingerprint"] = answer_fingerprint(answer)
-        failure = evaluate(rules.expect, answer, sample.output_tokens, sample.reasoning_tokens)
-        if failure is not None:
-            # Timings stay in the sample; ok=false keeps them out of percentiles, as for every failure.
-            failed = _failed(sample, ErrorKind.ASSERTION, f"{failure.check}: {failure.reason}", secrets)
-            return replace(failed, failed_check=failure.check, **fields)
+    fields, failure = judge(sample, session.measurement.answer, rules)
+    if failure is not None:
+        # Timings stay in the sample; ok=false keeps them out of percentiles, as for every failure.
+        failed = _failed(sample, ErrorKind.ASSERTION, f"{failure.check}: {failure.reason}", secrets)
+        return replace(failed, failed_check=failure.check, **fields)
     return replace(sample, **fields) if fields else sample
 
 

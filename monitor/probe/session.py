@@ -17,9 +17,9 @@ class StreamSession:
 
     __slots__ = ("_parser", "measurement", "violation")
 
-    def __init__(self, parser: StreamParser, t0_ns: int) -> None:
+    def __init__(self, parser: StreamParser, t0_ns: int, keep_answer: bool = True) -> None:
         self._parser = parser
-        self.measurement = StreamMeasurement(t0_ns)
+        self.measurement = StreamMeasurement(t0_ns, keep_answer)
         self.violation: str | None = None
 
     def feed(self, t_ns: int, data: bytes) -> bool:

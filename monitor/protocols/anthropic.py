@@ -41,15 +41,12 @@ from monitor.protocols.base import (
     UsageReport,
     WireProtocol,
     error_message_from_body,
-    forced_tool,
     join_url,
     json_body,
-    reasoning_budget,
     register,
     tool_delta,
-    tool_functions,
-    tool_parameters,
 )
+from monitor.protocols.features import forced_tool, reasoning_budget, tool_functions, tool_parameters
 from monitor.protocols.route import ANTHROPIC_RATELIMIT, RouteTruth, gateway_route
 from monitor.protocols.sse import SSEStreamParser, as_int, loads_json
 from monitor.sample import ErrorKind
@@ -132,7 +129,7 @@ def _add_features(body: dict[str, Any], req: ProbeRequest) -> None:
         body["output_config"] = {"format": {"type": "json_schema", "schema": req.response_format.schema}}
     if req.reasoning is not None:
         # Messages takes a budget (at least 1,024), not an effort: an effort maps through
-        # base.EFFORT_BUDGET_TOKENS. The budget counts against max_tokens, so the answer keeps
+        # features.EFFORT_BUDGET_TOKENS. The budget counts against max_tokens, so the answer keeps
         # its own max_tokens on top of it.
         budget = max(1024, reasoning_budget(req.reasoning))
         body["thinking"] = {"type": "enabled", "budget_tokens": budget}

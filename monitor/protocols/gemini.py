@@ -42,15 +42,12 @@ from monitor.protocols.base import (
     UsageReport,
     WireProtocol,
     error_message_from_body,
-    forced_tool,
     join_url,
     json_body,
-    reasoning_budget,
     register,
     tool_delta,
-    tool_functions,
-    tool_parameters,
 )
+from monitor.protocols.features import forced_tool, reasoning_budget, tool_functions, tool_parameters
 from monitor.protocols.json_array import MAX_ELEMENT_BYTES, WHITESPACE, JsonArraySplitter
 from monitor.protocols.sse import SSEDecoder, as_int, loads_json
 from monitor.sample import ErrorKind
@@ -154,7 +151,7 @@ def _add_features(body: dict[str, Any], req: ProbeRequest) -> None:
         config["responseMimeType"] = "application/json"
         config["responseSchema"] = req.response_format.schema
     if req.reasoning is not None:
-        # thinkingBudget is a token count; an effort maps through base.EFFORT_BUDGET_TOKENS.
+        # thinkingBudget is a token count; an effort maps through features.EFFORT_BUDGET_TOKENS.
         config["thinkingConfig"] = {"thinkingBudget": reasoning_budget(req.reasoning)}
 
 

@@ -32,13 +32,12 @@ from monitor.protocols.base import (
     TokenKind,
     UsageReport,
     WireProtocol,
-    forced_tool,
     join_url,
     json_body,
-    reasoning_effort,
     register,
     tool_delta,
 )
+from monitor.protocols.features import forced_tool, reasoning_effort
 from monitor.protocols.sse import LineSplitter, as_int, loads_json
 from monitor.sample import ErrorKind
 

@@ -27,13 +27,12 @@ from monitor.protocols.base import (
     TokenKind,
     UsageReport,
     WireProtocol,
-    forced_tool,
     join_url,
     json_body,
-    reasoning_effort,
     register,
     tool_delta,
 )
+from monitor.protocols.features import forced_tool, reasoning_effort
 from monitor.protocols.route import openrouter_pin
 from monitor.protocols.sse import SSEStreamParser, as_int, loads_json
 from monitor.sample import ErrorKind
@@ -64,7 +63,7 @@ def chat_body(req: ProbeRequest, max_tokens_field: str, include_usage: bool) -> 
             "json_schema": {"name": fmt.name, "schema": fmt.schema, "strict": fmt.strict},
         }
     if req.reasoning is not None:
-        # Chat Completions takes only an effort; a budget maps to the nearest (base.EFFORT_BUDGET_TOKENS).
+        # Chat Completions takes only an effort; a budget maps to the nearest (features.EFFORT_BUDGET_TOKENS).
         body["reasoning_effort"] = reasoning_effort(req.reasoning)
     return body
 

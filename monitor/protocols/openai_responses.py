@@ -35,15 +35,12 @@ from monitor.protocols.base import (
     TokenKind,
     UsageReport,
     WireProtocol,
-    forced_tool,
     join_url,
     json_body,
-    reasoning_effort,
     register,
     tool_delta,
-    tool_functions,
-    tool_parameters,
 )
+from monitor.protocols.features import forced_tool, reasoning_effort, tool_functions, tool_parameters
 from monitor.protocols.sse import SSEStreamParser, as_int, loads_json
 from monitor.sample import ErrorKind
 

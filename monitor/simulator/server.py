@@ -13,7 +13,6 @@ import hashlib
 import itertools
 import random
 import secrets
-import threading
 import time
 import weakref
 from dataclasses import replace
@@ -104,8 +103,9 @@ class Simulator:
         """Listen; return the bound port."""
         loop = asyncio.get_running_loop()
         self._sleep = sleeper_for(loop)
-        # The prompt-token counter loads in ~1 s: in the background, not in the first request.
-        threading.Thread(target=o200k, name="o200k-load", daemon=True).start()
+        # The prompt-token counter loads in ~1 s of CPU: before listening, so it neither stalls
+        # the first request nor competes with timed streams for the GIL.
+        await loop.run_in_executor(None, o200k)
         self._server = await loop.create_server(self._new_connection, host, port, backlog=2048, reuse_address=True)
         return self._server.sockets[0].getsockname()[1]
 

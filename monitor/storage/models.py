@@ -89,6 +89,7 @@ class Target(Base):
     region: Mapped[str] = mapped_column(Text)
     prompt: Mapped[str] = mapped_column(Text)
     protocol: Mapped[str | None] = mapped_column(Text)
+    canonical_model: Mapped[str | None] = mapped_column(Text)  # config `as:` name; null: the model id
     first_seen: Mapped[datetime]
     last_seen: Mapped[datetime]
 
@@ -183,6 +184,9 @@ class Alert(Base):
     metric: Mapped[str] = mapped_column(Text)
     value: Mapped[float | None] = mapped_column(Float)
     baseline: Mapped[float | None] = mapped_column(Float)
+    # `kind: change` alerts compare labels: the new and the established value.
+    value_text: Mapped[str | None] = mapped_column(Text)
+    baseline_text: Mapped[str | None] = mapped_column(Text)
     fired_value: Mapped[float | None] = mapped_column(Float)  # the metric when the alert fired (migration 0006)
     worst_value: Mapped[float | None] = mapped_column(Float)  # its worst while firing: max, or min for tps
     started_at: Mapped[datetime]

@@ -7,9 +7,11 @@ import logging
 import statistics
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import pytest
 
+from monitor.agent.caps import MIN_AUTO_CAP, PER_ROUTE_CEILING, Gate, auto_cap
 from monitor.agent.scheduler import ProbeScheduler, last_grid_time_s, next_grid_time_s, phase_offset_s
 from monitor.sample import Sample
 
@@ -108,10 +110,57 @@ def test_concurrency_caps_hold():
     assert seen["max"] <= 5
 
 
-def test_waiting_for_a_slot_shows_as_lag():
-    targets = [FakeTarget(f"t{i}", 2.0, provider="same") for i in range(6)]
-    samples, _ = run_scheduler(targets, seconds=2.5, probe_s=0.6, per_route=1)
-    assert max(s.sched_lag_ms for s in samples if s.sched_lag_ms is not None) > 500
+def test_waiting_for_a_slot_is_queue_wait_apart_from_lag_and_a_short_route_is_named():
+    # 6 targets a second taking 0.6 s need ~3.6 in flight (Little's law); a fixed cap of 2 cannot keep up.
+    targets = [FakeTarget(f"t{i}", 1.0, provider="same") for i in range(6)]
+    short: list[str] = []
+
+    async def main() -> list[Sample]:
+        samples: list[Sample] = []
+
+        async def probe(target, lag_ms):
+            await asyncio.sleep(0.6)
+            return Sample(target=target.id, provider=target.provider, model=target.model, region=target.region,
+                          prompt=target.prompt, started_at=datetime.now(UTC), ok=True, sched_lag_ms=lag_ms)  # fmt: skip
+
+        scheduler = ProbeScheduler(probe, samples.append, agent="a", max_concurrency=None, max_per_provider_region=2)
+        scheduler.start(targets)
+        await asyncio.sleep(2.5)
+        short.extend(scheduler.short_routes())
+        await scheduler.shutdown(grace_s=1.0)
+        return samples
+
+    samples = [s for s in asyncio.run(main()) if s.ok]
+    assert max(s.queue_wait_ms for s in samples) > 500
+    assert statistics.median(s.sched_lag_ms for s in samples) < 100  # the scheduler itself was on time
+    assert len(short) == 1 and short[0].startswith("same@r: 6 targets start 6.00 probes/s"), short
+    assert "its cap is 2 (max_per_provider_region)" in short[0]
+
+
+def test_gate_limit_changes_wake_waiters_and_cancelled_waiters_leave_no_slot_behind():
+    async def main() -> None:
+        gate = Gate(1)
+        await gate.acquire()
+        waiters = [asyncio.ensure_future(gate.acquire()) for _ in range(3)]
+        await asyncio.sleep(0)
+        assert gate.waiting == 3
+        waiters[0].cancel()
+        await asyncio.sleep(0)
+        gate.set_limit(3)  # two more fit now
+        await asyncio.sleep(0)
+        assert [w.done() and not w.cancelled() for w in waiters] == [False, True, True]
+        assert (gate.in_use, gate.waiting) == (3, 0)
+        for _ in range(3):
+            gate.release()
+        assert gate.in_use == 0
+
+    asyncio.run(main())
+
+
+def test_auto_caps_follow_littles_law_within_the_ceiling():
+    assert auto_cap(rate_per_s=200 / 60, duration_s=1.6) == 13  # 2 × 5.3 + 2
+    assert auto_cap(rate_per_s=10 / 300, duration_s=2.0) == MIN_AUTO_CAP
+    assert auto_cap(rate_per_s=100, duration_s=30) == PER_ROUTE_CEILING
 
 
 def test_apply_adds_and_removes_targets():

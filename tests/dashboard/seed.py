@@ -72,6 +72,10 @@ def make_samples(now: datetime, seed: int = 11) -> list[Sample]:
                     output_tokens=64 if ok else None,
                     tokens_source="usage" if ok else None,
                     input_tokens=4000 if prompt == "long" else 17,
+                    # openai is priced (gpt-4o-mini: $0.15 in, $0.60 out per Mtok), anthropic is not
+                    cost_usd=((4000 if prompt == "long" else 17) * 0.15 + 64 * 0.60) / 1e6
+                    if ok and provider == "openai"
+                    else None,
                     tps=tps if ok else None,
                     chunks=64 if ok else 0,
                     http_status=200 if ok else 500,

@@ -24,6 +24,7 @@ class NewTarget:
     region: str = "us-east-1"
     prompt: str = "short"
     protocol: str = "openai-chat"
+    canonical_model: str = "model-x"
 
 
 NEW = NewTarget()

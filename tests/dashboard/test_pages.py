@@ -92,6 +92,23 @@ def test_samples_page_offers_backtest_csv(app, seeded):
     assert narrowest > 200
 
 
+def test_overview_shows_the_spend_so_far_this_month(app, seeded):
+    from monitor.storage.queries.spend import month_start
+
+    url, data = seeded
+    at = app(url).run()
+    since = month_start(data.now)
+    expected = sum(s.cost_usd or 0 for s in data.samples if s.started_at >= since)
+    tables = [t.value for t in at.dataframe if "spend" in t.value.columns]
+    if expected == 0:  # the first minutes of a month
+        assert not tables
+        return
+    (table,) = tables
+    assert table["provider"].tolist() == ["openai", "total"]
+    shown = float(table["spend"].iloc[-1].lstrip("$").replace(",", ""))
+    assert abs(shown - expected) <= max(0.00005, expected * 0.005)
+
+
 def test_health_page_links_the_public_status(app, seeded, monkeypatch):
     url, _ = seeded
     monkeypatch.setenv("FIRSTTOKEN_STATUS_URL", "https://status.example.com/")
@@ -123,3 +140,32 @@ def test_official_incidents_beside_ours_on_the_timeline_and_the_alerts_page(app,
     firing = at.dataframe[0].value
     (lead,) = firing["vs provider's status page"].tolist()
     assert lead.startswith("12 min before ") and "Elevated error rates" in lead
+
+
+def test_the_target_page_from_a_link_shows_that_target_its_errors_by_kind_and_the_alert_marked(app, seeded):
+    url, data = seeded
+    target = data.samples[0].target  # the seeded alerts' target
+    at = app(url).run()
+    at.switch_page("pages/target.py")
+    at.query_params["target"] = target
+    at.query_params["alert"] = "2"  # the firing error-rate alert
+    at.run()
+    assert not problems(at), problems(at)
+    assert at.selectbox(key="target-id").value == target
+    trend, errors = figures(at)
+    notes = [a.get("text") for a in trend["layout"]["annotations"]]
+    assert "▼ alert #2: errors" in notes
+    assert {t["name"] for t in errors["data"]} <= {"timeout", "server_error", "rate_limited"}
+    banner = " ".join(m.value for m in at.markdown)
+    assert "Alert #2: errors" in banner and "fired at **4.2%**" in banner and "worst **50%**" in banner
+    alerts = at.dataframe[0].value
+    assert alerts["rule"].tolist()[0] == "errors" and set(alerts["scope"]) == {target}
+
+
+def test_an_overview_pick_opens_the_target_page(app, seeded):
+    url, data = seeded
+    at = app(url).run()
+    target = data.samples[-1].target
+    at.selectbox(key="overview-open").select(target).run()
+    assert not problems(at), problems(at)
+    assert at.selectbox(key="target-id").value == target

@@ -64,7 +64,7 @@ def test_backfill_submits_in_order_and_evaluates_after_flushing(demo_config):
         )
     )
     samples = [e[1] for e in events if e[0] == "sample"]
-    assert result.probes == len(samples) == 24 * 24
+    assert result.probes == len(samples) == 28 * 24  # 28 targets, 24 probes each in 2 h at 5 min
     assert samples == sorted(samples)
     rounds = [e[1] for e in events if e[0] == "evaluate"]
     assert rounds == [datetime.fromtimestamp(EPOCH_S - 2 * HOUR_S + 900 * k, UTC) for k in range(1, 9)]
@@ -116,3 +116,21 @@ def test_worker_processes_give_the_same_history_as_one_process(demo_config):
         assert run(pool) == run(None)
     finally:
         pool.close()
+
+
+def test_backfilled_samples_of_priced_models_carry_their_cost(demo_config):
+    from monitor.demo.backfill import probe_span
+
+    job = job_for(demo_config, HOUR_S, 600)
+    targets, source, prices = job.load()
+    assert any(p is not None for p in prices)
+    samples = [
+        s
+        for _, s in asyncio.run(
+            probe_span(targets, source, EPOCH_S - HOUR_S, EPOCH_S, 600, agent="demo", prices=prices)
+        )
+    ]
+    priced = {t.id for t, p in zip(targets, prices, strict=True) if p is not None}
+    with_tokens = [s for s in samples if s.target in priced and s.output_tokens]
+    assert with_tokens and all(s.cost_usd and s.cost_usd > 0 for s in with_tokens)
+    assert all(s.cost_usd is None for s in samples if s.target not in priced)

@@ -23,10 +23,13 @@ def load(text: str, workdir: Path, env: dict[str, str] | None = None):
     return load_config_text(text, base_dir=workdir, env=env or {})
 
 
-def test_the_cast_is_three_providers_two_models_two_regions_two_prompts(workdir):
+def test_the_cast_is_three_providers_two_models_two_regions_two_prompts_and_a_gateway(workdir):
     text = config_text(simulator_url="http://127.0.0.1:4321", database_url="sqlite:////tmp/x.db")
     config = load(text, workdir)
-    assert len(config.targets) == 24
+    assert len(config.targets) == 24 + 4  # the gateway: one model, two regions, two prompts
+    router = [t for t in config.targets if t.provider == "sim-router"]
+    assert {dict(t.params)["provider"]["order"][0] for t in router} == {"groq"}  # the pinned route
+    assert {r.name: r.kind for r in config.alerts}["route-changed"] == "change"
     assert {t.protocol for t in config.targets} == {"openai-chat", "anthropic", "gemini"}
     for provider in PROVIDERS:
         mine = [t for t in config.targets if t.provider == provider.name]
@@ -38,7 +41,13 @@ def test_the_cast_is_three_providers_two_models_two_regions_two_prompts(workdir)
     assert set(MODELS) == {t.model for t in config.targets}
     assert {t.interval_s for t in config.targets} == {30.0}
     assert [n.type for n in config.notifiers] == ["log"]
-    assert {r.name for r in config.alerts} == {"ttft-regression", "error-rate", "ttft-p90-slo"}
+    assert {r.name for r in config.alerts} == {
+        "ttft-regression",
+        "error-rate",
+        "ttft-p90-slo",
+        "route-changed",
+        "build-changed",
+    }
     assert config.database_url == "sqlite:////tmp/x.db"
 
 

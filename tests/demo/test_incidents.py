@@ -15,7 +15,7 @@ def test_history_incidents_fit_the_history_and_leave_room_to_resolve(history_s):
     incidents = schedule(EPOCH_S, history_s)
     past = [i for i in incidents if i.start_s < EPOCH_S]
     live = [i for i in incidents if i.start_s >= EPOCH_S]
-    assert len(past) == 3 and len(live) == 2
+    assert len(past) == 4 and len(live) == 3
     for incident in past:
         assert EPOCH_S - history_s <= incident.start_s < incident.end_s
         # A quarter of the history at least stays clear after each: alerts resolve before the live period.
@@ -101,3 +101,17 @@ def test_unknown_and_sim_models_pass_through_the_catalogue():
     source = DemoSource(schedule(EPOCH_S, HOUR_S))
     assert source.behaviour_for("sim:ttft=5", None, EPOCH_S).ttft_ms == 5
     assert source.behaviour_for("someone-elses-model", None, EPOCH_S) == source.catalogue.default
+
+
+def test_the_gateway_falls_back_to_a_slower_upstream_live_and_eu_west_becomes_the_better_route():
+    fallback = incident("live: sim-router falls back in us-east")
+    source = DemoSource([fallback], diurnal_amplitude=0)
+    base = MODELS["llama-3.1-70b"]
+    before = source.behaviour_for("llama-3.1-70b", "us-east", fallback.start_s - 1)
+    during = source.behaviour_for("llama-3.1-70b", "us-east", fallback.start_s + 60)
+    other = source.behaviour_for("llama-3.1-70b", "eu-west", fallback.start_s + 60)
+    assert (before.gateway, before.served_by, before.fingerprint) == ("openrouter", "Groq", "fp_groq_b1")
+    assert (during.served_by, during.fingerprint) == ("Together", "fp_together_7")
+    assert other.served_by == "Groq"
+    # us-east was the faster route; during the fallback it is slower than eu-west: the ranking flips
+    assert base.ttft_ms < base.ttft_ms * base.region_factor("eu-west") < during.ttft_ms

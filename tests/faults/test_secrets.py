@@ -14,6 +14,7 @@ import json
 import os
 from pathlib import Path
 
+import httpx
 import pytest
 from sqlalchemy import inspect, text
 
@@ -184,6 +185,8 @@ def outputs(simulator, pg_server, tmp_path_factory):
             config.write_text(json.dumps(tree))
             SOURCES["/metrics"] = svc.metrics()
             SOURCES["/healthz"] = json.dumps(svc.health())
+            public = ["/status.json", "/incidents.atom", *(f"/badge/{p}.svg" for p in tree["providers"])]
+            SOURCES["public status"] = "\n".join(httpx.get(svc.url(path), timeout=10).text for path in public)
             run_cli("samples --json", "samples", "--json", "--since", "1h", *base, env=env)
             run_cli("samples --csv", "samples", "--csv", "--since", "1h", *base, env=env)
             run_cli("samples", "samples", "--since", "1h", *base, env=env)
@@ -206,7 +209,7 @@ EXPECTED_SOURCES = [
     "check-config", "check-config --debug", "config errors", "run refused: unmigrated", "db upgrade",
     "db current", "samples: database missing", "samples --debug: database missing", "run: database missing",
     "probe", "probe --json --debug --store", "spool files", "/healthz (database down)", "/metrics", "/healthz",
-    "run --debug log", "webhook and apprise requests", "samples --json", "samples --csv", "samples",
+    "public status", "run --debug log", "webhook and apprise requests", "samples --json", "samples --csv", "samples",
     "database rows", "dashboard pages",
 ]  # fmt: skip
 
@@ -227,6 +230,7 @@ def test_the_paths_were_really_exercised(outputs):
     assert outputs["config errors"].count("\n") >= 3
     assert '"error_kind":"auth"' in outputs["spool files"]
     assert "firsttoken_probes_total" in outputs["/metrics"]
+    assert '"components"' in outputs["public status"] and "<svg" in outputs["public status"]
     assert "config reload refused" in outputs["run --debug log"]
     assert "DEBUG" in outputs["run --debug log"]
     assert "/webhook" in outputs["webhook and apprise requests"]

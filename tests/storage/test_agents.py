@@ -5,6 +5,7 @@ from sqlalchemy import select
 
 from monitor.storage.models import Target
 from monitor.storage.queries import heartbeat_agent, insert_samples, list_agents, sync_targets
+from monitor.storage.queries.targets import list_targets
 
 from .factories import BASE_TIME, make_samples
 
@@ -17,6 +18,7 @@ class ConfiguredTarget:
     region: str
     prompt: str
     protocol: str
+    canonical_model: str = ""
 
 
 def test_heartbeats_and_sample_times_are_listed(engine):
@@ -34,7 +36,7 @@ def test_sync_targets_records_protocols_and_keeps_seen_times(engine):
     insert_samples(engine, samples)
     configured = [
         ConfiguredTarget(samples[0].target, "prov0", "model-0", "region", "short", "openai-chat"),
-        ConfiguredTarget("new/m@r:p", "new", "m", "r", "p", "anthropic"),
+        ConfiguredTarget("new/m@r:p", "new", "m", "r", "p", "anthropic", "llama-70b"),
     ]
     sync_targets(engine, configured, now=BASE_TIME + timedelta(days=1))
     with engine.connect() as conn:
@@ -42,3 +44,7 @@ def test_sync_targets_records_protocols_and_keeps_seen_times(engine):
     assert rows[samples[0].target].protocol == "openai-chat"
     assert rows[samples[0].target].first_seen == samples[0].started_at
     assert rows["new/m@r:p"].protocol == "anthropic"
+    # comparisons and routes group by the canonical name; without an `as:` it is the model id
+    assert (rows["new/m@r:p"].canonical_model, rows[samples[0].target].canonical_model) == ("llama-70b", "model-0")
+    refs = {t.id: t for t in list_targets(engine)}
+    assert (refs["new/m@r:p"].canonical, refs[samples[0].target].canonical) == ("llama-70b", "model-0")

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from monitor.sample import ALERT_METRICS as METRICS
-from monitor.sample import LATENCY_METRICS
+from monitor.sample import CHANGE_METRICS, LATENCY_METRICS
 from monitor.units import DAY_S, HOUR_S
 
 OK, PENDING, FIRING = "ok", "pending", "firing"
-__all__ = ["DAY_S", "HOUR_S", "LATENCY_METRICS", "METRICS"]  # re-exported for the detectors
+__all__ = ["CHANGE_METRICS", "DAY_S", "HOUR_S", "LATENCY_METRICS", "METRICS"]  # re-exported for the detectors
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +28,7 @@ class DetectorSettings:
     """
 
     metric: str = "ttft_ms"
-    kind: str = "regression"  # regression | threshold
+    kind: str = "regression"  # regression | threshold | change
     min_change: float = 0.5  # regression: the smallest relative shift worth a page (0.5 = +50%; tps: -33%)
     percentile: float = 90.0  # threshold on a latency/tps percentile
     above: float | None = None  # threshold bound; error_rate as a fraction
@@ -82,6 +82,9 @@ class Evaluation:
     new_normal: bool = False  # resolved because the shifted level became the baseline, not because it recovered
     value: float | None = None
     baseline: float | None = None
+    # `kind: change` compares labels: the new value and the established one (change.py).
+    value_text: str | None = None
+    baseline_text: str | None = None
 
 
 class Lifecycle:

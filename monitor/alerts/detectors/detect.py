@@ -24,7 +24,17 @@ import math
 from datetime import datetime
 from typing import Any, Protocol
 
-from monitor.alerts.detectors.base import DAY_S, FIRING, METRICS, OK, PENDING, DetectorSettings, Evaluation
+from monitor.alerts.detectors.base import (
+    CHANGE_METRICS,
+    DAY_S,
+    FIRING,
+    METRICS,
+    OK,
+    PENDING,
+    DetectorSettings,
+    Evaluation,
+)
+from monitor.alerts.detectors.change import ChangeDetector
 from monitor.alerts.detectors.rates import ErrorRateRegression, ErrorRateThreshold, ThresholdDetector
 from monitor.alerts.detectors.regression import RegressionDetector
 
@@ -97,9 +107,14 @@ class SeriesDetector:
     def state(self) -> str:
         return self._impl.life.state
 
-    def observe(self, timestamp: float | datetime, value: float | None) -> Evaluation:
+    def observe(self, timestamp: float | datetime, value: float | str | None) -> Evaluation:
+        """A number for a latency/tps/error_rate rule; a label (str) for a change rule."""
         ts = timestamp.timestamp() if isinstance(timestamp, datetime) else float(timestamp)
-        if value is not None and (isinstance(value, bool) or not math.isfinite(value)):
+        if isinstance(value, str):
+            value = value if self.settings.kind == "change" else None
+        elif value is not None and (
+            self.settings.kind == "change" or isinstance(value, bool) or not math.isfinite(value)
+        ):
             value = None
         if ts < self._last_ts:
             return Evaluation(ts, self.state, evaluated=False)
@@ -121,6 +136,10 @@ class SeriesDetector:
 
 
 def _implementation(settings: DetectorSettings):
+    if settings.kind == "change":
+        if settings.metric not in CHANGE_METRICS:
+            raise ValueError(f"unknown change metric {settings.metric!r}")
+        return ChangeDetector(settings)
     if settings.metric not in METRICS:
         raise ValueError(f"unknown metric {settings.metric!r}")
     if settings.kind == "regression":

@@ -15,6 +15,8 @@ would turn into a second one.
 
 With several URLs (an Alertmanager cluster) each gets every post, as
 Prometheus does; a send counts once any of them accepted it.
+
+The module is the whole notifier: its config (`type: alertmanager`), and its send.
 """
 
 from __future__ import annotations
@@ -22,16 +24,34 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
 import httpx
+from pydantic import BeforeValidator
 
 from monitor.alerts.notifiers.base import USER_AGENT, DeliveryError, post
-from monitor.config_schema import AlertmanagerConfig
+from monitor.config.fields import NonEmpty, Url, alias, check_url, seconds, spec
+from monitor.config.notifiers import NotifierConfig, Timeout
 
 ALERTS_PATH = "/api/v2/alerts"
 ENDS_AFTER_RESENDS = 4  # a firing post keeps the alert alive this many resend intervals
 SCOPE_LABELS = ("provider", "model", "region", "prompt", "agent")
+
+
+def _one_or_many(value: Any, info: Any) -> Any:
+    """`url:` takes one URL or a list; a single URL's errors are about the key itself."""
+    return [check_url(value, info)] if isinstance(value, str) else value
+
+
+@spec(kw_only=True)
+class AlertmanagerConfig(NotifierConfig):
+    type: ClassVar[str] = "alertmanager"
+    urls: Annotated[
+        tuple[Url, ...], BeforeValidator(_one_or_many, json_schema_input_type=str | list[str]), NonEmpty
+    ] = alias("url")
+    timeout_s: Timeout = alias("timeout", 10.0)
+    # Alertmanager resolves an alert it has not heard about for its resolve_timeout (5 m by default).
+    resend_every_s: seconds(3600.0) = alias("resend_every", 60.0)
 
 
 def _text(value: Any) -> str:

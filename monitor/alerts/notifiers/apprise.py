@@ -11,16 +11,34 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from dataclasses import field
+from typing import Any, ClassVar
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from monitor.alerts.notifiers.base import DeliveryError
 from monitor.alerts.summary import format_value
-from monitor.config_schema import AppriseConfig
+from monitor.config.errors import fail, problem
+from monitor.config.fields import secret_text, spec
+from monitor.config.notifiers import NotifierConfig
 from monitor.redact import redact
 
 TIMEOUT_S = 20.0
 _MIN_PIECE = 6  # shorter URL pieces are words like "hooks", not tokens
+
+
+def _apprise_url(value: str) -> None:
+    if "://" not in value:
+        fail("not an apprise URL (expected scheme://...)")
+
+
+@spec(kw_only=True)
+class AppriseConfig(NotifierConfig):
+    type: ClassVar[str] = "apprise"
+    # Apprise URLs carry their tokens (slack://T/B/secret): every one is a secret.
+    urls: tuple[secret_text(check=_apprise_url), ...] = field(default=(), repr=False)
+
+    def _finish(self, ctx: Any) -> list[dict]:
+        return [] if self.urls else [problem(("urls",), "required: at least one apprise URL")]
 
 
 def url_secrets(url: str) -> set[str]:

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Mapping
-from typing import Any, TextIO
+from typing import Any, ClassVar, TextIO
 
-from monitor.config_schema import LogNotifierConfig
+from monitor.config.fields import spec
+from monitor.config.notifiers import NotifierConfig
+
+
+@spec(kw_only=True)
+class LogNotifierConfig(NotifierConfig):
+    type: ClassVar[str] = "log"
 
 
 def format_line(body: Mapping[str, Any], event: str) -> str:

@@ -11,12 +11,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from dataclasses import field
+from typing import Any, ClassVar
 
 import httpx
 
 from monitor.alerts.notifiers.base import USER_AGENT, post
-from monitor.config_schema import PagerDutyConfig
+from monitor.config.fields import SecretText, Url, alias, spec
+from monitor.config.notifiers import NotifierConfig, Timeout
 from monitor.sample import target_id
 
 MAX_SUMMARY = 1024  # PagerDuty truncates longer summaries
@@ -34,6 +36,15 @@ SEVERITIES = {
 }
 DEFAULT_SEVERITY = "warning"
 DETAIL_KEYS = ("alert_id", "rule", "scope", "value", "baseline", "fired_value", "worst_value", "started_at")
+PAGERDUTY_URL = "https://events.pagerduty.com/v2/enqueue"
+
+
+@spec(kw_only=True)
+class PagerDutyConfig(NotifierConfig):
+    type: ClassVar[str] = "pagerduty"
+    routing_key: SecretText = field(repr=False)  # the integration key: a secret
+    url: Url = PAGERDUTY_URL
+    timeout_s: Timeout = alias("timeout", 10.0)
 
 
 def dedup_key(body: Mapping[str, Any]) -> str:

@@ -12,16 +12,28 @@ import hashlib
 import hmac
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from dataclasses import field
+from typing import Any, ClassVar
 
 import httpx
 
 from monitor.alerts.notifiers.base import USER_AGENT, post
-from monitor.config_schema import WebhookConfig
+from monitor.config.fields import Headers, OptionalSecret, Url, alias, empty, spec
+from monitor.config.notifiers import NotifierConfig, Timeout
 
 SIGNATURE_HEADER = "X-Firsttoken-Signature"
 DELIVERY_HEADER = "X-Firsttoken-Delivery"
 EVENT_HEADER = "X-Firsttoken-Event"
+
+
+@spec(kw_only=True)
+class WebhookConfig(NotifierConfig):
+    type: ClassVar[str] = "webhook"
+    url: Url
+    # Secrets (typed so: never echoed, masked everywhere): the HMAC key, and header values (they carry auth).
+    secret: OptionalSecret = field(default=None, repr=False)
+    headers: Headers = field(default_factory=empty, repr=False, hash=False)
+    timeout_s: Timeout = alias("timeout", 10.0)
 
 
 def encode(body: Mapping[str, Any]) -> bytes:

@@ -30,6 +30,7 @@ class TargetLike(Protocol):
     region: str
     prompt: str
     protocol: str
+    canonical_model: str
 
 
 def _insert(engine: Engine):
@@ -64,10 +65,10 @@ def unhealthy_agents(engine: Engine) -> set[str]:
 
 
 def sync_targets(engine: Engine, targets: Iterable[TargetLike], now: datetime | None = None) -> None:
-    """Record configured targets and their protocol (samples do not carry it).
+    """Record configured targets, their protocol and canonical model (samples carry neither).
 
     A target not probed yet gets first_seen = last_seen = now; an existing one
-    keeps its times and only has its protocol updated.
+    keeps its times and only has its protocol and canonical model updated.
     """
     now = now or datetime.now(UTC)
     rows = [
@@ -78,6 +79,7 @@ def sync_targets(engine: Engine, targets: Iterable[TargetLike], now: datetime | 
             "region": t.region,
             "prompt": t.prompt,
             "protocol": t.protocol,
+            "canonical_model": t.canonical_model or t.model,
             "first_seen": now,
             "last_seen": now,
         }
@@ -86,6 +88,9 @@ def sync_targets(engine: Engine, targets: Iterable[TargetLike], now: datetime | 
     if not rows:
         return
     stmt = _insert(engine)(Target.__table__)
-    stmt = stmt.on_conflict_do_update(index_elements=["id"], set_={"protocol": stmt.excluded.protocol})
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["id"],
+        set_={"protocol": stmt.excluded.protocol, "canonical_model": stmt.excluded.canonical_model},
+    )
     with engine.begin() as conn:
         conn.execute(stmt, rows)

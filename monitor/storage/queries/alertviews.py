@@ -41,6 +41,17 @@ class AlertView:
     silenced: bool
     fired_value: float | None = None  # the value when it fired
     worst_value: float | None = None  # its worst while firing (max; min for tps and `below` rules)
+    value_text: str | None = None  # kind: change: the new label
+    baseline_text: str | None = None  # and the established one it left
+
+    @property
+    def is_change(self) -> bool:
+        """A `kind: change` alert: a route, model or build changed (its values are labels)."""
+        return self.value_text is not None or self.baseline_text is not None
+
+    @property
+    def change_text(self) -> str:
+        return f"{self.metric}: {self.baseline_text or '?'} → {self.value_text or '?'}"
 
     @property
     def begins_at(self) -> datetime:

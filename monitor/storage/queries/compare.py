@@ -37,6 +37,7 @@ class ModelStats:
     tps_p90: float | None
     input_tokens_mean: float | None  # per measured probe
     output_tokens_mean: float | None
+    canonical_model: str = ""  # what this provider's model is compared as (`as:`), else the id
 
     @property
     def error_rate(self) -> float | None:
@@ -51,6 +52,7 @@ def compare(engine: Engine, targets: Sequence[TargetRef], start: datetime, end: 
     keys = sorted({(t.provider, t.model, t.prompt) for t in targets})
     key_index = {k: i for i, k in enumerate(keys)}
     of_target = {t.id: key_index[(t.provider, t.model, t.prompt)] for t in targets}
+    canonical = {(t.provider, t.model): t.canonical for t in targets}
     n = len(keys)
     if uses_rollups(end - start):
         # One bucket spanning the whole range: a row per target.
@@ -93,6 +95,7 @@ def compare(engine: Engine, targets: Sequence[TargetRef], start: datetime, end: 
                 *(_f(v) for v in q_tps[i]),
                 _f(t_in[i] / per),
                 _f(t_out[i] / per),
+                canonical[(provider, model)],
             )
         )
     return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select
 
 from monitor.storage.models import Target
 
@@ -16,6 +16,12 @@ class TargetRef:
     model: str
     region: str
     prompt: str
+    canonical_model: str = ""  # the config's `as:` name; "" reads as the model id
+
+    @property
+    def canonical(self) -> str:
+        """The name comparisons and routes group by (DESIGN §10)."""
+        return self.canonical_model or self.model
 
     def label(self, split_by: str) -> str:
         if split_by == "provider/model":
@@ -30,6 +36,7 @@ class TargetRef:
 def list_targets(engine: Engine) -> list[TargetRef]:
     """Every target the service has recorded (configured or seen in samples), by id."""
     t = Target.__table__.c
-    query = select(t.id, t.provider, t.model, t.region, t.prompt).order_by(t.id)
+    canonical = func.coalesce(t.canonical_model, t.model)
+    query = select(t.id, t.provider, t.model, t.region, t.prompt, canonical).order_by(t.id)
     with engine.connect() as conn:
         return [TargetRef(*row) for row in conn.execute(query).all()]

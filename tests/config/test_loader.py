@@ -13,8 +13,17 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from monitor.config import Config, ConfigError, Defaults, Target, load_config, load_config_text
-from monitor.config_schema import AppriseConfig, PagerDutyConfig, WebhookConfig
+from monitor.config import (
+    AppriseConfig,
+    Config,
+    ConfigError,
+    Defaults,
+    PagerDutyConfig,
+    Target,
+    WebhookConfig,
+    load_config,
+    load_config_text,
+)
 from monitor.protocols.base import Message
 from tests.config_helpers import (
     DESIGN_ENV,
@@ -30,7 +39,7 @@ from tests.config_helpers import (
 
 __all__ = ["design_dir"]  # a fixture, imported for pytest
 
-DESIGN_MD = Path(__file__).resolve().parents[2] / "shared" / "DESIGN.md"
+DESIGN_MD = Path(__file__).resolve().parents[3] / "shared" / "DESIGN.md"
 
 DESIGN_TARGETS = [
     "anthropic/claude-3-5-haiku-latest@global:rag-4k",
@@ -831,7 +840,7 @@ def test_fuzz_one_node_of_the_design_example(fuzz_dir, where, garbage):
 
 def test_firsttoken_variables_are_not_secrets_by_name():
     # "TOKEN" hides inside "FIRSTTOKEN": a regression turned every agent name into ***.
-    from monitor.config_yaml import is_secret_name
+    from monitor.config.interpolation import is_secret_name
 
     assert not is_secret_name("FIRSTTOKEN_AGENT") and not is_secret_name("FIRSTTOKEN_DATABASE_URL")
     assert all(is_secret_name(n) for n in ("OPENAI_API_KEY", "APIKEY", "GITHUB_TOKEN", "WEBHOOK_SECRET", "DB_PASSWORD"))

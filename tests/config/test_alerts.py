@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from monitor.config_schema import AppriseConfig, LogNotifierConfig, PagerDutyConfig, WebhookConfig, scope_matches
+from monitor.config import AppriseConfig, LogNotifierConfig, PagerDutyConfig, WebhookConfig, scope_matches
 from tests.config_helpers import errors, load, minimal, one_error
 
 
@@ -58,7 +58,7 @@ def test_threshold_defaults_and_units():
     ("rule", "expected"),
     [
         ({"metric": "ttft", "kind": "regression", "above": None},
-         ["alerts[0].metric: unknown metric 'ttft' (did you mean 'ttft_ms'?); expected one of ttft_ms, ttft_answer_ms, tps, total_ms, error_rate"]),
+         ["alerts[0].metric: unknown metric 'ttft' (did you mean 'ttft_ms'?); expected one of ttft_ms, ttft_answer_ms, total_ms, tps, error_rate"]),
         ({"kind": "threshhold"},
          ["alerts[0].kind: unknown kind 'threshhold' (did you mean 'threshold'?); expected one of regression, threshold, change"]),
         ({"name": None}, ["alerts[0].name: required"]),
@@ -172,8 +172,8 @@ def test_every_notifier_type():
     ("notifier", "expected"),
     [
         ({"name": "n", "type": "webhok"},
-         ["notifiers[0].type: unknown notifier type 'webhok' (did you mean 'webhook'?); expected one of webhook, pagerduty, apprise, log, alertmanager"]),
-        ({"name": "n"}, ["notifiers[0].type: required: one of webhook, pagerduty, apprise, log, alertmanager"]),
+         ["notifiers[0].type: unknown notifier type 'webhok' (did you mean 'webhook'?); expected one of alertmanager, apprise, log, pagerduty, webhook"]),
+        ({"name": "n"}, ["notifiers[0].type: required: one of alertmanager, apprise, log, pagerduty, webhook"]),
         ({"name": "n", "type": "webhook"}, ["notifiers[0].url: required"]),
         ({"name": "n", "type": "webhook", "url": "nope"}, ["notifiers[0].url: not a URL (expected http://host/... or https://host/...), got 'nope'"]),
         ({"name": "n", "type": "webhook", "url": "http://h", "routing_key": "x"}, ["notifiers[0].routing_key: unknown key"]),

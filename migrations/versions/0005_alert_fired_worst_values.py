@@ -5,7 +5,7 @@ On-call reads an alert as "fired at 1,800 ms, worst 2,400 ms, baseline 900 ms";
 resolved at. Both columns are nullable: alerts from before stay valid (and
 read as unknown), and the change is a catalogue change only on PostgreSQL.
 
-Revision ID: 0006
+Revision ID: 0005
 Revises: 0004
 Create Date: 2026-12-01
 """
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0006"
+revision: str = "0005"
 down_revision: str | Sequence[str] | None = "0004"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

@@ -1,0 +1,61 @@
+"""GET /routes on `firsttoken run`'s listen address: the ranking of `firsttoken routes --json`,
+each route also in OpenRouter's endpoint shape (DESIGN §10).
+
+    GET /routes?model=llama-3.1-70b&prompt=short&window=30m&min_availability=99%&by=ttft
+
+Runs on the status server's thread against the service's engine; a bad
+parameter is a 400, a database that cannot answer a 503, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
+from urllib.parse import parse_qs
+
+from sqlalchemy import Engine
+
+from monitor.routing.params import RouteParamError, parse_by, parse_floor, parse_window
+
+log = logging.getLogger(__name__)
+
+
+def routes_handler(engine: Engine, clock: Callable[[], datetime] = lambda: datetime.now(UTC)):
+    def handle(query_string: str) -> tuple[int, bytes]:
+        from monitor.routing import formats
+        from monitor.storage.queries.routes import load_routes
+
+        query = {k: v[-1] for k, v in parse_qs(query_string, keep_blank_values=False).items()}
+        try:
+            window_text = query.get("window", "30m")
+            window = parse_window(window_text)
+            floor = parse_floor(query.get("min_availability", "99%"))
+            by = parse_by(query.get("by", "ttft"))
+        except RouteParamError as exc:
+            return 400, json.dumps({"error": str(exc)}).encode()
+        try:
+            ranked, recent = load_routes(
+                engine,
+                clock(),
+                window,
+                model=query.get("model") or None,
+                prompt=query.get("prompt") or None,
+                min_availability=floor,
+                by=by,
+                endpoint=True,
+            )
+        except Exception as exc:  # the database may be down: say so, keep serving /metrics
+            log.warning("GET /routes failed: %s", type(exc).__name__)
+            return 503, json.dumps({"error": f"database unavailable: {type(exc).__name__}"}).encode()
+        routes = []
+        for r in ranked:
+            obj = formats.route_object(r)
+            if r.stats.target in recent:
+                obj.update(formats.endpoint_fields(recent[r.stats.target]))
+            routes.append(obj)
+        body = {"window": window_text, "min_availability": floor, "by": by, "routes": routes}
+        return 200, json.dumps(body).encode()
+
+    return handle

@@ -1,0 +1,58 @@
+"""What the probes cost so far (issue 16): spend per provider and cost per 1,000 probes per target.
+
+Spend over a month comes from the hourly rollups' `cost_usd_sum` (the leader
+keeps the current hour up to date every few minutes), so the Overview never
+scans a month of raw samples. Cost per 1,000 probes over a short window (the
+routes ranking's 30 minutes, issue 12) is read from raw samples, priced ones
+only: a target without a `prices:` entry has no cost, not a cost of zero.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import Engine, func, select
+
+from monitor.storage.models import RollupHourly, SampleRow
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderSpend:
+    provider: str
+    cost_usd: float
+    probes: int
+
+
+def month_start(now: datetime) -> datetime:
+    return now.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+
+
+def spend_by_provider(engine: Engine, since: datetime, until: datetime | None = None) -> list[ProviderSpend]:
+    """Spend per provider over [since, until), by rollup hour; providers with no cost left out."""
+    r = RollupHourly
+    query = select(r.target, func.sum(r.cost_usd_sum), func.sum(r.samples)).where(r.hour >= since)
+    if until is not None:
+        query = query.where(r.hour < until)
+    with engine.connect() as conn:
+        rows = conn.execute(query.group_by(r.target)).all()
+    cost: dict[str, float] = defaultdict(float)
+    probes: dict[str, int] = defaultdict(int)
+    for target, usd, samples in rows:
+        provider = target.split("/", 1)[0]  # target ids are provider/model@region:prompt
+        cost[provider] += float(usd or 0)
+        probes[provider] += int(samples or 0)
+    return [ProviderSpend(p, cost[p], probes[p]) for p in sorted(cost) if cost[p] > 0]
+
+
+def cost_per_1k_probes(engine: Engine, since: datetime, until: datetime | None = None) -> dict[str, float]:
+    """target id -> mean cost of its priced probes in [since, until) × 1,000, USD."""
+    s = SampleRow
+    query = (
+        select(s.target, func.avg(s.cost_usd)).where(s.started_at >= since, s.cost_usd.is_not(None)).group_by(s.target)
+    )
+    if until is not None:
+        query = query.where(s.started_at < until)
+    with engine.connect() as conn:
+        return {target: float(mean) * 1000 for target, mean in conn.execute(query) if mean is not None}

@@ -1,0 +1,67 @@
+"""The routes query on SQLite and PostgreSQL: raw samples for a day or less, rollups beyond,
+the same answer either way; cost and fallbacks from the samples; the newest served_by."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+import numpy as np
+import pytest
+
+from monitor.storage.queries import insert_samples
+from monitor.storage.queries.routes import route_stats
+from monitor.storage.queries.targets import list_targets
+from monitor.storage.rollups import rollup_hours
+
+from .factories import BASE_TIME, make_samples
+
+
+def seeded(engine):
+    samples = make_samples(3 * 600, step_s=6.0)  # 3 targets, a sample each 18 s for 3 hours
+    routed = []
+    for i, s in enumerate(samples):
+        named = s.ok and s.target.startswith("prov0")
+        routed.append(
+            replace(
+                s,
+                served_by=(f"up-{i // 900}" if named else None),  # prov0's upstream changes half way
+                fallback=(i % 10 == 0) if named else None,
+                cost_usd=0.002 if s.target.startswith("prov1") else None,
+            )
+        )
+    insert_samples(engine, routed)
+    return routed
+
+
+def test_raw_window_counts_percentiles_cost_fallbacks_and_newest_upstream(engine):
+    samples = seeded(engine)
+    end = BASE_TIME + timedelta(hours=3)
+    stats = {s.target: s for s in route_stats(engine, list_targets(engine), end, timedelta(hours=3))}
+    for target, st in stats.items():
+        mine = [s for s in samples if s.target == target]
+        ok = [s.ttft_ms for s in mine if s.ok]
+        assert (st.samples, st.ok) == (len(mine), len(ok))
+        assert st.ttft_p50_ms == pytest.approx(float(np.quantile(ok, 0.5)))
+        assert st.ttft_p99_ms == pytest.approx(float(np.quantile(ok, 0.99)))
+    prov0 = stats["prov0/model-0@region:short"]
+    assert prov0.served_by == "up-1"
+    assert prov0.fallbacks == sum(1 for s in samples if s.target.startswith("prov0") and s.fallback)
+    prov1 = stats["prov1/model-1@region:short"]
+    assert prov1.cost_per_1k_probes_usd == pytest.approx(2.0)
+    assert stats["prov2/model-2@region:short"].cost_per_1k_probes_usd is None  # no prices: "-", not 0
+
+
+def test_rollup_window_agrees_with_raw(engine):
+    seeded(engine)
+    rollup_hours(engine, BASE_TIME, BASE_TIME + timedelta(hours=3), now=BASE_TIME + timedelta(hours=4))
+    end = BASE_TIME + timedelta(hours=3)
+    targets = list_targets(engine)
+    raw = {s.target: s for s in route_stats(engine, targets, end, timedelta(hours=3))}
+    rolled = {s.target: s for s in route_stats(engine, targets, end, timedelta(days=2))}
+    for target, r in rolled.items():
+        assert (r.samples, r.ok) == (raw[target].samples, raw[target].ok)
+        assert r.ttft_p50_ms == pytest.approx(raw[target].ttft_p50_ms, rel=0.05)  # histogram buckets
+        assert r.fallbacks is None  # not in the rollups: shown as unknown, not as zero
+    assert rolled["prov1/model-1@region:short"].cost_per_1k_probes_usd == pytest.approx(2.0)
+    assert rolled["prov0/model-0@region:short"].served_by == "up-1"
