@@ -138,7 +138,12 @@ class Baseline:
         """The residuals' lag-1 autocorrelation, in [0, MAX_PHI] (0 until it is known)."""
         if self.scale_n < MIN_EVALUATE or self.ac_square <= 0.0:
             return 0.0
-        return min(MAX_PHI, max(0.0, self.ac_cross / self.ac_square))
+        phi = self.ac_cross / self.ac_square
+        # Independent noise still estimates phi at about +-1/sqrt(n): discounting on that would
+        # only slow detection. Below two standard errors it is taken as no correlation.
+        if phi < 2.0 / math.sqrt(min(self.scale_n, SCALE_MEMORY)):
+            return 0.0
+        return min(MAX_PHI, phi)
 
     def recent_median(self, since_ts: float | None) -> float:
         """Median of the recent samples since `since_ts` (the newest few when None)."""
