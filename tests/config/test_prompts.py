@@ -238,7 +238,7 @@ def test_expect_every_check():
         ({}, "prompts.short.expect: name at least one check: contains, not_contains, regex, json_schema, tool, max_chars, min_tokens"),
         ({"contain": "x"}, "prompts.short.expect.contain: unknown key (did you mean 'contains'?)"),
         ({"contains": [1]}, "prompts.short.expect.contains[0]: expected a string, got a number"),
-        ({"max_chars": 0}, "prompts.short.expect.max_chars: must be at least 1"),
+        ({"max_chars": -1}, "prompts.short.expect.max_chars: must be at least 0"),
         ({"min_tokens": -1}, "prompts.short.expect.min_tokens: must be at least 1"),
     ],
 )  # fmt: skip
