@@ -18,14 +18,19 @@ descriptors at start, peak and end, and how /metrics and /healthz answered
 stored TTFT minus the simulator's true TTFT of the same request.
 `tests/faults/test_soak.py` runs a 3-minute version of this very code.
 
-Agent capacity (DESIGN §7: 2,000 targets at 1-minute intervals on 2 cores,
+Agent capacity (DESIGN §7: 5,000 targets at 1-minute intervals on 2 cores,
 sched_lag p99 < 1 s, overhead p50 <= 1 ms and p99 <= 5 ms) is this script
-without faults: `--targets 2000 --fault-share 0 --minutes 10`.
+without faults: `--targets 5000 --fault-share 0 --minutes 10`. The agent
+chooses its probe workers (`--probe-workers` overrides, 1 = one process); the
+simulator runs in one process per 2,500 targets (`--simulators`), so the
+simulator's own loop does not stamp its truth late; RSS and fds are the
+agent's and its workers' together.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -100,6 +105,7 @@ class SoakOptions:
     workdir: str | None = None
     verbose: bool = True
     probe_workers: int | None = None  # None: the agent chooses (monitor/agent/workers.py)
+    simulators: int | None = None  # simulator processes; None: one per 2,500 targets, up to the CPUs
     max_concurrency: int | None = None  # None: the agent's default caps
     max_per_provider_region: int | None = None
 
@@ -148,8 +154,15 @@ def say(options: SoakOptions, text: str) -> None:
         print(f"[soak {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
 
 
-def build_config(sim_url: str, options: SoakOptions, database: str, pages_url: str) -> tuple[dict, list[str]]:
-    """PROVIDERS × REGIONS × models ≥ targets; returns the config and its target ids."""
+def build_config(
+    sim_urls: str | list[str], options: SoakOptions, database: str, pages_url: str
+) -> tuple[dict, list[str]]:
+    """PROVIDERS × REGIONS × models ≥ targets; returns the config and its target ids.
+
+    With several simulators, provider p is served by simulator p mod their number: one simulator
+    loop serving 5,000 targets' streams is busy often enough to stamp its own truth late.
+    """
+    sim_urls = [sim_urls] if isinstance(sim_urls, str) else sim_urls
     per_route = math.ceil(options.targets / (PROVIDERS * REGIONS))
     faulty = math.ceil(per_route * options.fault_share)
     providers, ids = {}, []
@@ -159,6 +172,7 @@ def build_config(sim_url: str, options: SoakOptions, database: str, pages_url: s
         for m in range(per_route):
             tail = f":{FAULTS[(p * per_route + m) % len(FAULTS)]}" if m < faulty else ""
             models.append(f"sim:ttft={80 + 7 * m}:itl=4:tokens={12 + m % 20}:jitter=0.2:output_tokens={12 + m}{tail}")
+        sim_url = sim_urls[p % len(sim_urls)]
         regions = {f"r{r}": f"{sim_url}/region/r{r}{base_path(protocol)}" for r in range(REGIONS)}
         name = f"p{p:02d}"
         providers[name] = {"protocol": protocol, "api_key": "soak-key-0123456789", "regions": regions, "models": models}
@@ -248,6 +262,29 @@ def set_allow_connections(name: str, allow: bool) -> None:
             )
 
 
+def _family(ps: psutil.Process) -> list[psutil.Process]:
+    """The agent and its probe workers (their RSS and fds are the agent's too)."""
+    try:
+        return [ps, *ps.children(recursive=True)]
+    except psutil.Error:
+        return [ps]
+
+
+def rss_mb(ps: psutil.Process) -> float:
+    return sum(_safe(lambda p=p: p.memory_info().rss, 0) for p in _family(ps)) / 2**20
+
+
+def fds(ps: psutil.Process) -> int:
+    return sum(_safe(p.num_fds, 0) for p in _family(ps))
+
+
+def _safe(fn, default):
+    try:
+        return fn()
+    except psutil.Error:
+        return default
+
+
 def log_time(line: str) -> float:
     """Epoch seconds of a log line (asctime is local time)."""
     return datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
@@ -280,17 +317,19 @@ def run_soak(options: SoakOptions) -> SoakResult:
             database = f"postgresql+psycopg://postgres@127.0.0.1:5432/{pg_name}"
         else:
             database = f"sqlite:///{work / 'soak.db'}"
-        truth_log = work / "truth.jsonl"
+        count = options.simulators or max(1, min(os.cpu_count() or 1, math.ceil(options.targets / 2500)))
+        truth_logs = [work / ("truth.jsonl" if k == 0 else f"truth-{k}.jsonl") for k in range(count)]
         try:
             pages = PageReceiver()
             try:
-                with SimulatorProcess(truth_log=truth_log) as sim:
-                    ids, start_s, stop_s = _soak(options, result, work, sim, pages, database, pg_name)
+                with contextlib.ExitStack() as stack:
+                    sims = [stack.enter_context(SimulatorProcess(truth_log=log)) for log in truth_logs]
+                    ids, start_s, stop_s = _soak(options, result, work, sims, pages, database, pg_name)
             finally:
                 pages.close()
             result.pages = sum(pages.deliveries.values())
             result.duplicate_pages = sum(n - 1 for n in pages.deliveries.values())
-            _tally(options, result, database, truth_log, ids, start_s, stop_s)
+            _tally(options, result, database, truth_logs, ids, start_s, stop_s)
         finally:
             if pg_name:
                 with psycopg.connect(**PG_ADMIN) as conn:
@@ -300,10 +339,10 @@ def run_soak(options: SoakOptions) -> SoakResult:
 
 
 def _soak(
-    options: SoakOptions, result: SoakResult, work: Path, sim, pages, database: str, pg_name: str | None
+    options: SoakOptions, result: SoakResult, work: Path, sims, pages, database: str, pg_name: str | None
 ) -> tuple[list[str], float, float]:
     """Run the service for the soak; (target ids, scheduling start, SIGTERM time) in epoch seconds."""
-    config_tree, ids = build_config(sim.base_url, options, database, pages.url)
+    config_tree, ids = build_config([sim.base_url for sim in sims], options, database, pages.url)
     config = work / "firsttoken.yaml"
     config.write_text(json.dumps(config_tree))
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -346,10 +385,10 @@ def _soak(
                     say(options, "database back")
                 _poll(result, ps, base, (now - started) / 60)
                 if result.polls == max(1, round(30 / options.poll_s)):  # imports, lanes and caches have settled
-                    result.rss_start_mb, result.fds_start = ps.memory_info().rss / 2**20, ps.num_fds()
+                    result.rss_start_mb, result.fds_start = rss_mb(ps), fds(ps)
                 if result.polls % max(1, round(60 / options.poll_s)) == 0:
-                    say(options, f"{(now - started) / 60:.1f} min: rss {ps.memory_info().rss / 2**20:.0f} MB, "
-                                 f"fds {ps.num_fds()}, spool peak {result.spool_peak_bytes} B")  # fmt: skip
+                    say(options, f"{(now - started) / 60:.1f} min: rss {rss_mb(ps):.0f} MB, "
+                                 f"fds {fds(ps)}, spool peak {result.spool_peak_bytes} B")  # fmt: skip
                 time.sleep(max(0.0, options.poll_s - (time.monotonic() - now)))
             if away:
                 set_allow_connections(pg_name, True)
@@ -360,7 +399,7 @@ def _soak(
                 if health.get("spool_bytes") == 0 and health.get("database_up"):
                     break
                 time.sleep(1)
-            result.rss_end_mb, result.fds_end = ps.memory_info().rss / 2**20, ps.num_fds()
+            result.rss_end_mb, result.fds_end = rss_mb(ps), fds(ps)
             result.dropped_samples = json.loads(timed_get(base + "/healthz")[2] or "{}").get("dropped_samples", -1)
         finally:
             stop_s = time.time()
@@ -370,10 +409,11 @@ def _soak(
             except subprocess.TimeoutExpired:
                 proc.kill()
                 result.exit_code = proc.wait()
-    start_line = next(
-        line for line in log_path.read_text().splitlines() if "monitor.agent.scheduler: scheduling" in line
-    )
-    return ids, log_time(start_line), stop_s
+    # Probe workers each log their own start: the schedule holds once the last of them has started.
+    starts = [
+        log_time(line) for line in log_path.read_text().splitlines() if "monitor.agent.scheduler: scheduling" in line
+    ]
+    return ids, max(t for t in starts if t - starts[0] < 60), stop_s
 
 
 def _poll(result: SoakResult, ps: psutil.Process, base: str, minute: float) -> None:
@@ -393,15 +433,15 @@ def _poll(result: SoakResult, ps: psutil.Process, base: str, minute: float) -> N
                 result.spool_peak_bytes = max(result.spool_peak_bytes, json.loads(body).get("spool_bytes", 0))
         else:
             result.metrics_max_ms = max(result.metrics_max_ms, ms)
-    result.rss_peak_mb = max(result.rss_peak_mb, ps.memory_info().rss / 2**20)
-    result.fds_peak = max(result.fds_peak, ps.num_fds())
+    result.rss_peak_mb = max(result.rss_peak_mb, rss_mb(ps))
+    result.fds_peak = max(result.fds_peak, fds(ps))
 
 
 def _tally(
     options: SoakOptions,
     result: SoakResult,
     database: str,
-    truth_log: Path,
+    truth_logs: list[Path],
     ids: list[str],
     start_s: float,
     stop_s: float,
@@ -422,7 +462,7 @@ def _tally(
     result.errors_by_kind = dict(Counter(r.error_kind or "ok" for r in rows).most_common())
     stored = Counter(r.request_id for r in rows if r.request_id)
     result.duplicates = sum(n - 1 for n in stored.values())
-    truth = [json.loads(line) for line in truth_log.read_text().splitlines() if line]
+    truth = [json.loads(line) for log in truth_logs for line in log.read_text().splitlines() if line]
     served = {t["request_id"] for t in truth}
     result.served = len(served)
     true_ttft_ms = {
@@ -483,6 +523,7 @@ def main() -> None:
     parser.add_argument("--workdir", help="keep the log, truth log and database here")
     parser.add_argument("--json", action="store_true", help="print the result as JSON too")
     parser.add_argument("--probe-workers", type=int, help="firsttoken run --probe-workers (default: its choice)")
+    parser.add_argument("--simulators", type=int, help="simulator processes (default: one per 2,500 targets)")
     parser.add_argument("--max-concurrency", type=int, help="defaults.max_concurrency (default: the agent's)")
     parser.add_argument("--max-per-provider-region", type=int, help="defaults.max_per_provider_region")
     args = parser.parse_args()
@@ -497,6 +538,7 @@ def main() -> None:
         db_outage_s=args.db_outage,
         workdir=args.workdir,
         probe_workers=args.probe_workers,
+        simulators=args.simulators,
         max_concurrency=args.max_concurrency,
         max_per_provider_region=args.max_per_provider_region,
     )

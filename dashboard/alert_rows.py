@@ -39,7 +39,8 @@ def reference(a: AlertView) -> str:
 
 def row(a: AlertView, now: datetime, *, links: bool = True) -> dict[str, object]:
     resolved = a.state == "resolved"
-    out: dict[str, object] = {
+    out: dict[str, object] = {"view": view_link(a)} if links else {}  # first: wide tables scroll
+    out |= {
         "state": a.state,
         "severity": a.severity,
         "rule": a.rule,
@@ -59,8 +60,6 @@ def row(a: AlertView, now: datetime, *, links: bool = True) -> dict[str, object]
     out["duration"] = fmt.span(a.duration_s(now)) if a.fired_at or resolved else "pending"
     out["silenced"] = a.silenced
     out["summary"] = a.summary or ""
-    if links:
-        out["view"] = view_link(a)
     return out
 
 

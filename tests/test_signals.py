@@ -117,6 +117,22 @@ def test_demo_stops_on_sigterm_to_its_group_in_the_middle_of_a_backfill(tmp_path
     assert took_s < EXIT_WITHIN_S
 
 
+def test_demo_with_its_dashboard_stops_on_sigterm_to_its_group_while_going_live(tmp_path, demo_args):
+    # History written, the live service starting, Streamlit (in a session of its own) still booting.
+    args = [a for a in demo_args if a != "--no-dashboard"]
+    demo = Command(tmp_path, *args, "--backfill", "1h", "--port", str(free_port()))
+    try:
+        demo.wait_for(lambda: "history ready" in demo.text())
+        dashboard = demo.ps.children()  # the demo stops it itself: it is out of the group's reach
+        assert any("streamlit" in " ".join(p.cmdline()) for p in dashboard), dashboard
+        demo.signal(signal.SIGTERM, group=True)
+    finally:
+        demo.kill()
+    assert demo.proc.returncode == 0, demo.text()
+    assert "Traceback" not in demo.text(), demo.text()
+    assert count(tmp_path / "demo.db") >= 1440  # the hour of history: 24 targets every minute
+
+
 def test_demo_stops_on_sigterm_then_sigint_to_its_group_while_live(tmp_path, demo_args):
     demo = Command(tmp_path, *demo_args, "--backfill", "1h", "--interval", "2s")
     db = tmp_path / "demo.db"

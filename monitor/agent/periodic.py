@@ -28,6 +28,11 @@ log = logging.getLogger(__name__)
 # APScheduler would otherwise break the tie by job id.
 ORDER_STEP = timedelta(milliseconds=1)
 
+# A run still going (or waiting its turn) when the next is due is skipped: the coalescing the old
+# loop did silently. APScheduler warns about each skip; with no misfire limit that is all it warns about.
+_QUIET = logging.getLogger(f"{__name__}.apscheduler")
+_QUIET.setLevel(logging.ERROR)
+
 
 @dataclass(frozen=True, slots=True)
 class Periodic:
@@ -46,7 +51,9 @@ class PeriodicJobs:
         self._running: set[asyncio.Task] = set()
         self._serial = asyncio.Lock()
         self._scheduler = AsyncIOScheduler(
-            timezone=UTC, job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None}
+            timezone=UTC,
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
+            logger=_QUIET,
         )
 
     def every(

@@ -24,8 +24,7 @@ from monitor.agent.periodic import PeriodicJobs
 from monitor.agent.reachability import Reachability
 from monitor.agent.scheduler import ProbeScheduler
 from monitor.agent.workers import WorkerProbes, choose_workers
-from monitor.config import load_config
-from monitor.config_schema import Config, ConfigError
+from monitor.config import Config, ConfigError, load_config
 from monitor.probe.runner import probe_target
 from monitor.probe.tokens import warm_up as warm_up_tokenizer
 from monitor.probe.transport.lanes import ClientLanes, warm_up
@@ -182,6 +181,11 @@ class Service:
     def stop(self) -> None:
         self._stop.set()
 
+    @property
+    def stopping(self) -> asyncio.Event:
+        """Set once the service has been asked to stop (a signal, or `stop()`)."""
+        return self._stop
+
     # -------------------------------------------------------------- config
     async def _watch_config(self) -> None:
         while True:
@@ -258,9 +262,7 @@ class Service:
         local_probes = self.scheduler.inflight if isinstance(self.scheduler, ProbeScheduler) else 0
         self._background_tasks = len(asyncio.all_tasks()) - local_probes
         short = set()
-        # Worker processes keep their own caps; the parent sees them only through their samples.
-        routes = self.scheduler.routes if isinstance(self.scheduler, ProbeScheduler) else {}
-        for (provider, region), route in routes.items():
+        for (provider, region), route in self.scheduler.routes.items():
             self.metrics.route_cap.labels(provider, region).set(route.cap)
             self.metrics.route_needed.labels(provider, region).set(round(route.needed, 2))
             is_short = route.targets > 0 and route.short()

@@ -91,6 +91,8 @@ class WorkerProbes:
         self._agent = agent
         self.workers = workers
         self._caps = (_share(max_concurrency, workers), _share(max_per_provider_region, workers))
+        # Each worker's caps live in that worker: the parent has no route to show in /healthz.
+        self.routes: dict = {}
         self._procs: list[multiprocessing.process.BaseProcess] = []
         self._conns: list[Connection] = []
         self._readers: list[threading.Thread] = []
@@ -125,10 +127,10 @@ class WorkerProbes:
             self._readers.append(reader)
             self._stopped.append(stopped)
         log.info(
-            "probing %d targets in %d worker processes (caps per worker: %d in flight, %d per provider-region)",
+            "probing %d targets in %d worker processes (caps per worker: %s in flight, %s per provider-region)",
             len(targets),
             self.workers,
-            *self._caps,
+            *("auto" if cap is None else cap for cap in self._caps),
         )
 
     def apply(self, targets: Sequence) -> None:
@@ -145,6 +147,9 @@ class WorkerProbes:
     @property
     def inflight(self) -> int:
         return sum(self._inflight)
+
+    def short_routes(self) -> list[str]:
+        return []  # see `routes`
 
     async def shutdown(self, grace_s: float = 10.0) -> None:
         for conn in self._conns:
@@ -215,7 +220,13 @@ def worker_main(
 
 
 async def _worker(
-    conn: Connection, config_path: str, agent: str, shard: int, shards: int, max_concurrency: int, max_per_route: int
+    conn: Connection,
+    config_path: str,
+    agent: str,
+    shard: int,
+    shards: int,
+    max_concurrency: int | None,
+    max_per_route: int | None,
 ) -> None:
     from monitor.agent.scheduler import ProbeScheduler
     from monitor.config import load_config
@@ -236,7 +247,10 @@ async def _worker(
 
     async def probe(target, sched_lag_ms: float) -> Sample:
         async with lanes.lane(target.base_url) as client:
-            return await probe_target(client, target, agent=agent, secrets=config.secrets, sched_lag_ms=sched_lag_ms)
+            price = config.price(target.provider, target.model)  # the reloaded config's, after a reload
+            return await probe_target(
+                client, target, agent=agent, secrets=config.secrets, sched_lag_ms=sched_lag_ms, price=price
+            )
 
     def mine(cfg) -> list:
         return [t for t in cfg.targets_for_agent(agent) if shard_of(t.id, shards) == shard]

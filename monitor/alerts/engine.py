@@ -43,7 +43,7 @@ from monitor.alerts.records import AlertRecord, Change, RuleView
 from monitor.alerts.scope import Scope
 from monitor.alerts.silences import active_silences
 from monitor.alerts.store import apply_changes, group_resolutions, load_live
-from monitor.config_schema import Alerting
+from monitor.config import Alerting
 from monitor.storage.queries.agents import unhealthy_agents
 
 log = logging.getLogger(__name__)

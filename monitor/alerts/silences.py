@@ -15,7 +15,7 @@ from types import MappingProxyType
 from sqlalchemy import Connection, insert, select, update
 
 from monitor.alerts.scope import Scope
-from monitor.config_schema import SCOPE_LABELS, scope_matches
+from monitor.config import SCOPE_LABELS, scope_matches
 from monitor.storage.models import Silence as SilenceRow
 
 SILENCES = SilenceRow.__table__

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from monitor.commands import DEFAULT_CONFIG
-from monitor.config_schema import METRICS
+from monitor.config import METRICS
 from monitor.errors import UsageError
 
 

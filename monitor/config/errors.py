@@ -84,7 +84,9 @@ def join(path: str, key: object) -> str:
 def path_of(loc: Iterable[Any]) -> str:
     path = ""
     for part in loc:
-        if part != "[key]":  # pydantic's marker for "the key itself": the path already names it
+        # pydantic's marker for "the key itself" follows the key, which the path already names;
+        # first in the path it can only be a user's key that happens to be spelled "[key]".
+        if part != "[key]" or not path:
             path = join(path, part)
     return path
 

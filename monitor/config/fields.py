@@ -198,11 +198,9 @@ Key = Annotated[str, BeforeValidator(_key), _schema(type="string", pattern=f"^{N
 
 
 def number(lo: float, hi: float, *, integer: bool = False, lo_open: bool = False) -> Any:
-    """A number within the file's limits. Built in Python (a test, the demo) the value is trusted
-    beyond its type: the limits say what a file may ask for, not what code may (`max_chars=0`: off)."""
     wanted = "a whole number" if integer else "a number"
 
-    def check(value: Any, info: Any) -> Any:
+    def check(value: Any) -> Any:
         if isinstance(value, EnvText) and _NUMERIC.fullmatch(value.strip()):  # `${N}` arrives as text
             value = int(value) if integer and value.strip().lstrip("+-").isdigit() else float(value)
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -213,8 +211,7 @@ def number(lo: float, hi: float, *, integer: bool = False, lo_open: bool = False
             value = int(value)
         if isinstance(value, float) and not math.isfinite(value):
             fail("must be a finite number")
-        out_of_range = value < lo or (lo_open and value == lo) or value > hi
-        if out_of_range and _ctx(info) is not None:
+        if value < lo or (lo_open and value == lo) or value > hi:
             fail(f"must be {'greater than' if lo_open else 'at least'} {_num(lo)} and at most {_num(hi)}")
         return value
 

@@ -200,7 +200,7 @@ class Expect:
     regex: Annotated[text(10_000), AfterValidator(_regex)] | None = None
     json_schema: JsonSchema | None = field(default=None, hash=False)
     tool: Annotated[ToolExpect, BeforeValidator(_name_or_spec, json_schema_input_type=str | ToolExpect)] | None = None
-    max_chars: number(1, 10_000_000, integer=True) | None = None
+    max_chars: number(0, 10_000_000, integer=True) | None = None  # 0: no answer text at all (a tool-only probe)
     min_tokens: number(1, 1_000_000, integer=True) | None = None
 
     def _finish(self, ctx: LoadContext | None) -> list[dict]:

@@ -52,19 +52,14 @@ from monitor.config.fields import (
 )
 from monitor.config.notifiers import NotifierItem
 from monitor.config.prompts import Prompt, Reasoning
-from monitor.units import format_duration, parse_duration, parse_percent
+from monitor.sample import ALERT_METRICS, CHANGE_METRICS, LATENCY_METRICS
+from monitor.units import DAY_S, HOUR_S, MINUTE_S, format_duration, parse_duration, parse_percent
 
-MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
+MINUTE, HOUR, DAY = MINUTE_S, HOUR_S, DAY_S
 SCOPE_LABELS = ("provider", "model", "region", "prompt")
-METRICS = ("ttft_ms", "ttft_answer_ms", "tps", "total_ms", "error_rate")
-# What `kind: change` rules watch: a label of the answer that should stay put (issues 12, 16).
-CHANGE_METRICS = ("served_by", "model_version", "system_fingerprint", "answer_fingerprint")
-LATENCY_METRICS = ("ttft_ms", "ttft_answer_ms", "total_ms")
+METRICS = ALERT_METRICS
 MAX_LATENCY_MS = 24 * HOUR * 1000
 DEFAULT_DATABASE_URL = "sqlite:///firsttoken.db"
-# The protocols of DESIGN §2. A config naming one loads even while its module
-# is not in this build yet; probing it then fails at request time, not here.
-DESIGN_PROTOCOLS = ("openai-chat", "openai-responses", "azure-openai", "anthropic", "gemini", "bedrock-converse", "ollama")  # fmt: skip
 
 
 def timeout_message(ttft_timeout_s: float, timeout_s: float) -> str:
@@ -112,7 +107,7 @@ def registered_protocols() -> list[str]:
 
 
 def _protocol(value: Any) -> Any:
-    known = sorted(set(registered_protocols()) | set(DESIGN_PROTOCOLS))
+    known = sorted(registered_protocols())
     if isinstance(value, str) and value.strip() and value not in known:
         fail(f"unknown protocol {{got}}{did_you_mean(value, known)}; known: {', '.join(known)}")
     return value

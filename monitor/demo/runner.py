@@ -101,6 +101,8 @@ async def run_demo(options: DemoOptions, pool: WorkerPool | None = None) -> int:
             dashboard = wiring.start_dashboard(
                 str(config_path), config.database_url, options.port, options.host, log_path
             )
+            # Streamlit takes seconds to stop: it starts to as soon as we do, not after the service.
+            early_stop = asyncio.create_task(_terminate_when(stop, dashboard))
         await fill_history(options, config, str(config_path), incidents, epoch_s, stop, pool)
         if pool is not None:
             pool.close()  # idle processes have no business in the live phase
@@ -112,8 +114,15 @@ async def run_demo(options: DemoOptions, pool: WorkerPool | None = None) -> int:
         return 0
     finally:
         if dashboard is not None:
+            early_stop.cancel()
             await asyncio.to_thread(stop_process, dashboard)
         await simulator.stop()
+
+
+async def _terminate_when(stop: asyncio.Event, process) -> None:
+    await stop.wait()
+    if process.poll() is None:
+        process.terminate()
 
 
 def write_workdir(options: DemoOptions, simulator_url: str) -> Path:
@@ -236,6 +245,7 @@ async def run_live(options: DemoOptions, config, config_path: str, dashboard, st
     # The service installs its own SIGINT/SIGTERM handlers; a signal that came
     # before it did is passed on.
     watcher = asyncio.create_task(_forward(stop, service))
+    relay = asyncio.create_task(_relay(service, stop))  # and the service's own stop is the demo's
     try:
         if dashboard is not None:
             up = await wiring.wait_for_dashboard(dashboard, options.host, options.port, DASHBOARD_BOOT_TIMEOUT_S, task)
@@ -253,6 +263,7 @@ async def run_live(options: DemoOptions, config, config_path: str, dashboard, st
         return await task
     finally:
         watcher.cancel()
+        relay.cancel()
         if not task.done():
             service.stop()
             await task
@@ -277,6 +288,11 @@ async def _unless_stopped(work: asyncio.Future, stop: asyncio.Event):
 async def _forward(stop: asyncio.Event, service) -> None:
     await stop.wait()
     service.stop()
+
+
+async def _relay(service, stop: asyncio.Event) -> None:
+    await service.stopping.wait()
+    stop.set()
 
 
 def _ago(seconds: float) -> str:

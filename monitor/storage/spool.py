@@ -168,8 +168,15 @@ class Spool:
             return self._sealed[0] if self._sealed else None
 
     def read(self, segment: Segment) -> list[Sample]:
+        """The samples of `segment`; none if its file was removed under us (it is then dropped
+        like a replayed one, so the writer does not retry a file that will never come back)."""
         samples = []
-        with open(segment.path, "rb") as f:
+        try:
+            f = open(segment.path, "rb")  # noqa: SIM115  (closed by the with below)
+        except FileNotFoundError:
+            log.error("spool segment %s vanished (removed from outside?): its samples are lost", segment.path)
+            return samples
+        with f:
             for number, line in enumerate(f, 1):
                 try:
                     samples.append(Sample.from_dict(json.loads(line)))

@@ -178,10 +178,10 @@ class SampleWriter:
             self._closed = True
             leftover = list(self._queue)
             self._queue.clear()
-            # A write hung past the timeout: spool its batch too. If it commits
-            # after all, the replay skips the duplicate ids.
-            if self._thread.is_alive():
-                leftover = self._inflight + leftover
+            # A write hung past the timeout, or the thread gave up on a surprise mid-batch:
+            # spool that batch too. If it committed after all, the replay skips the duplicate ids.
+            if self._thread.is_alive() or self._inflight:
+                leftover = list(self._inflight) + leftover
         if leftover:
             self.spool.append(leftover)
             log.warning("writer closed with %d samples not written: kept in the spool", len(leftover))
@@ -226,6 +226,7 @@ class SampleWriter:
     # -- the writer thread ---------------------------------------------------
 
     def _run(self) -> None:
+        surprises = 0  # unexpected errors in a row
         while True:
             with self._cond:
                 if len(self._queue) < self.batch_size and not (self._stopping or self._wake):
@@ -234,8 +235,15 @@ class SampleWriter:
                 stopping = self._stopping
             try:
                 self._drain(stopping)
+                surprises = 0
             except Exception:  # the writer must outlive any surprise
-                log.exception("unexpected error in the sample writer")
+                surprises += 1
+                if surprises <= 3 or surprises % 100 == 0:  # a lasting fault must not flood the log
+                    log.exception("unexpected error in the sample writer (%d in a row)", surprises)
+                if stopping:
+                    return  # close() spools what is left
+                with self._cond:  # and must not spin: back off as for an outage
+                    self._cond.wait(min(self.retry_max_s, 0.1 * 2 ** min(surprises, 8)))
             if stopping:
                 with self._cond:
                     if not self._queue:

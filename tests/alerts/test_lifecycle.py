@@ -293,14 +293,14 @@ def test_summaries_name_a_threshold_rules_bound_a_threshold_not_a_baseline():
 
 
 def test_rule_view_of_a_configured_rule_knows_what_its_reference_is():
-    from monitor.config_schema import AlertRule
+    from monitor.config import AlertRule
 
     assert RuleView.of(AlertRule("t", "ttft_ms", "threshold", percentile=0.9, above=2000)).reference == "threshold"
     assert RuleView.of(AlertRule("r", "ttft_ms", "regression", min_change=0.5)).reference == "baseline"
 
 
 def test_rule_view_knows_which_way_its_metric_gets_worse():
-    from monitor.config_schema import AlertRule
+    from monitor.config import AlertRule
 
     assert RuleView.of(AlertRule("r", "ttft_ms", "regression", min_change=0.5)).higher_is_worse
     assert not RuleView.of(AlertRule("r", "tps", "regression", min_change=0.5)).higher_is_worse

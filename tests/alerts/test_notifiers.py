@@ -17,7 +17,7 @@ from monitor.alerts.notifiers.pagerduty import dedup_key, event_body
 from monitor.alerts.payload import BODY_KEYS, build_body
 from monitor.alerts.records import AlertRecord
 from monitor.alerts.scope import Scope
-from monitor.config_schema import AppriseConfig, LogNotifierConfig, PagerDutyConfig, WebhookConfig
+from monitor.config import AppriseConfig, LogNotifierConfig, PagerDutyConfig, WebhookConfig
 
 from .receiver import Receiver
 

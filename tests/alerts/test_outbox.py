@@ -15,7 +15,7 @@ from monitor.alerts.outbox import OutboxDelivery, RetryPolicy
 from monitor.alerts.records import AlertRecord, Change
 from monitor.alerts.scope import Scope
 from monitor.alerts.store import apply_changes
-from monitor.config_schema import Config, LogNotifierConfig, WebhookConfig
+from monitor.config import Config, LogNotifierConfig, WebhookConfig
 from monitor.storage.models import NotificationOutbox
 
 from .receiver import Receiver

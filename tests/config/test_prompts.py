@@ -238,7 +238,7 @@ def test_expect_every_check():
         ({}, "prompts.short.expect: name at least one check: contains, not_contains, regex, json_schema, tool, max_chars, min_tokens"),
         ({"contain": "x"}, "prompts.short.expect.contain: unknown key (did you mean 'contains'?)"),
         ({"contains": [1]}, "prompts.short.expect.contains[0]: expected a string, got a number"),
-        ({"max_chars": 0}, "prompts.short.expect.max_chars: must be at least 1"),
+        ({"max_chars": -1}, "prompts.short.expect.max_chars: must be at least 0"),
         ({"min_tokens": -1}, "prompts.short.expect.min_tokens: must be at least 1"),
     ],
 )  # fmt: skip
@@ -341,7 +341,7 @@ def test_change_rule_errors(rule, expected):
 def test_numeric_rule_on_a_change_metric():
     spec = {"name": "t", "metric": "served_by", "kind": "threshold", "above": 1}
     assert one_error(minimal(alerts=[spec])) == (
-        "alerts[0].metric: served_by needs kind: change; expected one of ttft_ms, ttft_answer_ms, tps, total_ms, error_rate"
+        "alerts[0].metric: served_by needs kind: change; expected one of ttft_ms, ttft_answer_ms, total_ms, tps, error_rate"
     )
 
 

@@ -16,7 +16,7 @@ from monitor.alerts.outbox import OutboxDelivery, RetryPolicy
 from monitor.alerts.records import AlertRecord, Change
 from monitor.alerts.scope import Scope
 from monitor.alerts.store import apply_changes
-from monitor.config_schema import AlertmanagerConfig, Config
+from monitor.config import AlertmanagerConfig, Config
 from monitor.storage import migrate
 from monitor.storage.db import make_engine
 from monitor.storage.models import NotificationOutbox

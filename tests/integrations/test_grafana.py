@@ -16,8 +16,6 @@ pytestmark = pytest.mark.integration
 DASHBOARD = ROOT / "deploy/grafana/dashboards/firsttoken.json"
 RULES = sorted((ROOT / "deploy/prometheus/rules").glob("*.yml"))
 SYNTHETIC = {"up"}  # series Prometheus makes itself for each scrape
-# Issue 12 adds the route gauge; until it lands on main the panel is there and reads nothing.
-NOT_YET_EMITTED = {"firsttoken_route_info"}
 
 
 def panel_exprs(dashboard: dict) -> list[str]:
@@ -74,16 +72,16 @@ def test_every_panel_metric_exists_in_a_real_scrape(running, prometheus):
     for var in dashboard["templating"]["list"]:
         if var["type"] == "query":
             names.add(label_values_metric(var["query"]["query"]))
-    assert resolve(names, scraped, rules) <= NOT_YET_EMITTED, sorted(resolve(names, scraped, rules))
+    assert not resolve(names, scraped, rules), sorted(resolve(names, scraped, rules))
     # Each of the panels' headline metrics is there (a parser that found nothing would pass above).
-    assert {"firsttoken_probes_total", "firsttoken_sched_lag_seconds_bucket", "up"} <= names
+    assert {"firsttoken_probes_total", "firsttoken_sched_lag_seconds_bucket", "firsttoken_route_info", "up"} <= names
     assert {n for n in names if n in rules} >= {
         "provider_model_region:firsttoken_ttft_seconds:p99_5m",
         "provider_model_region:firsttoken_probes:availability_5m",
     }
 
     # The same queries, as Grafana would send them, run on Prometheus: they parse, and they return
-    # data (all but the route panels until issue 12's gauge is emitted).
+    # data, the route panels included.
     def concrete(expr: str) -> str:
         expr = expr.replace("$__rate_interval", "1m")
         return re.sub(r"\$(provider|model|region)\b", ".*", expr)
@@ -91,7 +89,7 @@ def test_every_panel_metric_exists_in_a_real_scrape(running, prometheus):
     def answered() -> list[str]:
         empty = []
         for expr in panel_exprs(dashboard):
-            if not prometheus.query(concrete(expr))["result"] and not metric_names(expr) & NOT_YET_EMITTED:
+            if not prometheus.query(concrete(expr))["result"]:
                 empty.append(expr)
         return empty
 

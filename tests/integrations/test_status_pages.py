@@ -111,7 +111,7 @@ def test_each_alert_says_how_far_ahead_of_the_official_incident_it_fired(engine,
     )
     with engine.begin() as conn:
         apply_changes(conn, [Change(record, ("firing",))], config.notifiers or (), dashboard_url=None, now=T0)
-    from monitor.config_schema import LogNotifierConfig
+    from monitor.config import LogNotifierConfig
 
     with engine.begin() as conn:
         apply_changes(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from monitor.config_schema import Expect, ToolExpect
+from monitor.config import Expect, ToolExpect
 from monitor.probe.checks import CHECK_ORDER, evaluate, parse_json
 from monitor.probe.fingerprint import answer_fingerprint
 from monitor.probe.measure import Answer, StreamMeasurement, ToolCall

@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from monitor.config_schema import Expect, ToolExpect
+from monitor.config import Expect, ToolExpect
 from monitor.probe.checks import evaluate
 from monitor.protocols import get_protocol
 

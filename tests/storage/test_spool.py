@@ -96,3 +96,20 @@ def test_one_process_per_spool_directory(tmp_path):
         Spool(tmp_path)
     spool.close()
     Spool(tmp_path).close()
+
+
+def test_a_segment_removed_from_outside_is_dropped_not_retried_forever(tmp_path, caplog):
+    spool = Spool(tmp_path, segment_bytes=2_000)
+    samples = make_samples(40)
+    for i in range(0, 40, 7):
+        spool.append(samples[i : i + 7])
+    first = spool.oldest()
+    first.path.unlink()  # an operator's rm, a tmp cleaner
+    with caplog.at_level(logging.ERROR, logger="monitor.storage.spool"):
+        assert spool.read(first) == []
+    assert "vanished" in caplog.text
+    spool.remove(first)
+    rest = replay_all(spool)
+    assert rest and rest == samples[len(samples) - len(rest) :]  # the later segments still replay, in order
+    assert spool.is_empty()
+    spool.close()

@@ -157,18 +157,7 @@ def _raw(engine: Engine, ids: list[str], index: dict[str, int], start: datetime,
     cost_sum = np.bincount(group, weights=np.where(known, cost, 0.0), minlength=n)
     cost_n = np.bincount(group, weights=known, minlength=n)
     return [
-        {
-            "samples": int(samples[i]),
-            "ok": int(oks[i]),
-            "ttft_p50_ms": _f(q_ttft[i][0]),
-            "ttft_p75_ms": _f(q_ttft[i][1]),
-            "ttft_p90_ms": _f(q_ttft[i][2]),
-            "ttft_p99_ms": _f(q_ttft[i][3]),
-            "tps_p50": _f(q_tps[i][0]),
-            "fallbacks": int(fallbacks[i]),
-            "cost_usd_sum": float(cost_sum[i]),
-            "cost_samples": int(cost_n[i]),
-        }
+        _route_row(samples[i], oks[i], q_ttft[i], q_tps[i], int(fallbacks[i]), float(cost_sum[i]), int(cost_n[i]))
         for i in range(n)
     ]
 
@@ -184,22 +173,36 @@ def _rollups(engine: Engine, ids: list[str], index: dict[str, int], start: datet
     samples = np.bincount(group, weights=rows.samples - rows.cancelled, minlength=n)
     oks = np.bincount(group, weights=rows.ok, minlength=n)
     cost = _rollup_cost(engine, ids, start, end)
+    # Rollups count no fallbacks (None), and sum cost without counting priced samples: a cost
+    # is known when any was summed.
     return [
-        {
-            "samples": int(samples[i]),
-            "ok": int(oks[i]),
-            "ttft_p50_ms": _f(q_ttft[i][0]),
-            "ttft_p75_ms": _f(q_ttft[i][1]),
-            "ttft_p90_ms": _f(q_ttft[i][2]),
-            "ttft_p99_ms": _f(q_ttft[i][3]),
-            "tps_p50": _f(q_tps[i][0]),
-            "fallbacks": None,  # rollups do not count them
-            # Rollups sum cost without counting priced samples: a cost is known when any was summed.
-            "cost_usd_sum": cost.get(ids[i], 0.0),
-            "cost_samples": int(samples[i]) if cost.get(ids[i]) else 0,
-        }
+        _route_row(
+            samples[i],
+            oks[i],
+            q_ttft[i],
+            q_tps[i],
+            None,
+            cost.get(ids[i], 0.0),
+            int(samples[i]) if cost.get(ids[i]) else 0,
+        )
         for i in range(n)
     ]
+
+
+def _route_row(samples, oks, q_ttft, q_tps, fallbacks: int | None, cost_usd_sum: float, cost_samples: int) -> dict:
+    """One target's figures over the window, whichever source (raw or rollups) they came from."""
+    return {
+        "samples": int(samples),
+        "ok": int(oks),
+        "ttft_p50_ms": _f(q_ttft[0]),
+        "ttft_p75_ms": _f(q_ttft[1]),
+        "ttft_p90_ms": _f(q_ttft[2]),
+        "ttft_p99_ms": _f(q_ttft[3]),
+        "tps_p50": _f(q_tps[0]),
+        "fallbacks": fallbacks,
+        "cost_usd_sum": cost_usd_sum,
+        "cost_samples": cost_samples,
+    }
 
 
 def _rollup_cost(engine: Engine, ids: list[str], start: datetime, end: datetime) -> dict[str, float]:
