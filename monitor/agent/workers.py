@@ -39,6 +39,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
 from monitor.sample import Sample
@@ -110,7 +111,7 @@ class WorkerProbes:
             parent_end, child_end = context.Pipe(duplex=True)
             proc = context.Process(
                 target=worker_main,
-                args=(child_end, self._config_path, self._agent, shard, self.workers, *self._caps),
+                args=(child_end, WorkerSpec(self._config_path, self._agent, shard, self.workers, *self._caps)),
                 name=f"firsttoken-probe-{shard}",
                 daemon=True,
             )
@@ -199,15 +200,19 @@ class WorkerProbes:
 
 
 # ---------------------------------------------------------------- worker
-def worker_main(
-    conn: Connection,
-    config_path: str,
-    agent: str,
-    shard: int,
-    shards: int,
-    max_concurrency: int | None,
-    max_per_route: int | None,
-) -> None:
+@dataclass(frozen=True, slots=True)
+class WorkerSpec:
+    """What one worker process is told at start (pickled to it; no secret: it reads the config itself)."""
+
+    config_path: str
+    agent: str
+    shard: int
+    shards: int
+    max_concurrency: int | None
+    max_per_route: int | None
+
+
+def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     """Entry point of a worker process."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -216,24 +221,18 @@ def worker_main(
         logging.getLogger(noisy).setLevel(logging.WARNING)
     from monitor.eventloop import run_async
 
-    run_async(_worker(conn, config_path, agent, shard, shards, max_concurrency, max_per_route))
+    run_async(_worker(conn, spec))
 
 
-async def _worker(
-    conn: Connection,
-    config_path: str,
-    agent: str,
-    shard: int,
-    shards: int,
-    max_concurrency: int | None,
-    max_per_route: int | None,
-) -> None:
+async def _worker(conn: Connection, spec: WorkerSpec) -> None:
     from monitor.agent.scheduler import ProbeScheduler
     from monitor.config import load_config
     from monitor.probe.runner import probe_target
     from monitor.probe.tokens import warm_up as warm_up_tokenizer
     from monitor.probe.transport.lanes import ClientLanes, warm_up
     from monitor.redact import install_redaction
+
+    config_path, agent, shard, shards = spec.config_path, spec.agent, spec.shard, spec.shards
 
     config = load_config(config_path)
     redaction = install_redaction(config.secrets)
@@ -273,7 +272,11 @@ async def _worker(
                 return
 
     scheduler = ProbeScheduler(
-        probe, pending.append, agent=agent, max_concurrency=max_concurrency, max_per_provider_region=max_per_route
+        probe,
+        pending.append,
+        agent=agent,
+        max_concurrency=spec.max_concurrency,
+        max_per_provider_region=spec.max_per_route,
     )
     threading.Thread(target=receive, name="firsttoken-worker-commands", daemon=True).start()
     sender = threading.Thread(target=send, name="firsttoken-worker-samples", daemon=True)
