@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from monitor import __version__
+from monitor.agent.heap import HeapFreezer, round_s
 from monitor.agent.leader import LEADER_RETRY_S, LeaderElection
 from monitor.agent.metrics import Health, ProbeMetrics, StatusServer
 from monitor.agent.periodic import PeriodicJobs
@@ -53,6 +54,9 @@ class ServiceOptions:
     # process exits well inside the 10 s that docker stop and systemd wait before SIGKILL.
     shutdown_grace_s: float = 5.0
     probe_workers: int | None = None  # None: chosen from the schedule (workers.choose_workers); 1: this process
+    # Freeze the long-lived heap so full collections stay off the probes' loop (monitor.agent.heap):
+    # for a process of its own (`firsttoken run`); a test process hosting services leaves it off.
+    freeze_heap: bool = False
     # Extra periodic leader work (alert evaluation plugs in here): name -> (interval, fn(engine, config)).
     leader_jobs: dict[str, tuple[float, Callable]] = field(default_factory=dict)
 
@@ -101,6 +105,7 @@ class Service:
         self._short_routes: set[tuple[str, str]] = set()
         self._redaction = install_redaction(config.secrets)
         self.periodic = self._periodic_jobs()
+        self.heap = HeapFreezer(options.freeze_heap)
 
     # ------------------------------------------------------------- probing
     async def _probe(self, target, sched_lag_ms: float) -> Sample:
@@ -150,6 +155,7 @@ class Service:
         self.otel = from_environment(targets)
         await self._run_blocking("targets", lambda: self._sync_targets(targets))
         self.scheduler.start(targets)
+        self.heap.settle(round_s(targets))
         self.metrics.targets.set(len(targets))
         log.info(
             "firsttoken %s running as agent %r: %d targets, /metrics on http://%s:%d",
@@ -163,6 +169,7 @@ class Service:
         self.periodic.start()
         await self._stop.wait()
         log.info("shutting down: letting probes in flight finish")
+        self.heap.close()
         for task in background:
             task.cancel()
         await asyncio.gather(*background, return_exceptions=True)
@@ -218,6 +225,7 @@ class Service:
         targets = config.targets_for_agent(config.agent)
         self._sync_targets(targets)
         self.scheduler.apply(targets)
+        self.heap.reshape(round_s(targets))
         if self.otel is not None:
             self.otel.set_targets(targets)
         self.metrics.targets.set(len(targets))

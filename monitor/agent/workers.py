@@ -225,6 +225,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
 
 
 async def _worker(conn: Connection, spec: WorkerSpec) -> None:
+    from monitor.agent.heap import HeapFreezer, round_s
     from monitor.agent.scheduler import ProbeScheduler
     from monitor.config import load_config
     from monitor.probe.runner import probe_target
@@ -282,6 +283,8 @@ async def _worker(conn: Connection, spec: WorkerSpec) -> None:
     sender = threading.Thread(target=send, name="firsttoken-worker-samples", daemon=True)
     sender.start()
     scheduler.start(mine(config))
+    heap = HeapFreezer()  # a process of its own: see monitor.agent.heap
+    heap.settle(round_s(mine(config)))
 
     def flush() -> None:
         if pending:
@@ -306,6 +309,8 @@ async def _worker(conn: Connection, spec: WorkerSpec) -> None:
                 continue
             redaction.update(config.secrets)
             scheduler.apply(mine(config))
+            heap.reshape(round_s(mine(config)))
+    heap.close()
     await scheduler.shutdown(grace_s)
     await lanes.aclose()
     flush()
