@@ -13,12 +13,18 @@ what is alive into a permanent generation the collector no longer walks,
 so a full collection then looks only at what the probes in flight hold; in
 the same measurement no full collection of more than a few ms was left.
 Frozen objects are still freed by reference counting; only a reference cycle
-among them would never be collected, so the heap is collected before each
-freeze and thawed around a config reload, which replaces the targets' state.
+among them would never be collected. So the first freeze follows a full
+collection, made before the schedule starts (no probe is in flight to stall),
+and the heap is thawed and collected again around a config reload, which
+replaces the targets' state.
 
 The heap grows during the first interval (connections in each lane's pool,
-per-route duration estimates, metric series), so it is frozen once at start
-and once more after the first full round of probes.
+APScheduler's jobs, per-route duration estimates, metric series), so it is
+frozen once more after the first full round of probes. That one comes while
+probes are in flight, so it collects only the young generations (a few ms)
+before freezing: a cycle that became garbage in the old generation during
+the first round stays for good, a one-time cost of at most what one round
+left behind.
 """
 
 from __future__ import annotations
@@ -32,9 +38,9 @@ log = logging.getLogger(__name__)
 SETTLE_CAP_S = 600.0  # the second freeze waits one round of probes, at most this long
 
 
-def freeze() -> int:
-    """Collect what is garbage now, then freeze everything alive; the frozen object count."""
-    gc.collect()
+def freeze(full: bool = True) -> int:
+    """Collect (everything, or the young generations only), then freeze what is alive; the frozen count."""
+    gc.collect() if full else gc.collect(1)
     gc.freeze()
     return gc.get_freeze_count()
 
@@ -55,14 +61,16 @@ class HeapFreezer:
         self._later: asyncio.TimerHandle | None = None
 
     def settle(self, round_s: float) -> None:
-        """Freeze now and once more `round_s` from now (one interval: every target probed once)."""
+        """Freeze now, before the schedule starts, and once more `round_s` from now (one interval:
+        every target probed once)."""
         if not self.enabled:
             return
         frozen = freeze()
         log.debug("heap frozen: %d objects", frozen)
         if self._later is not None:
             self._later.cancel()
-        self._later = asyncio.get_running_loop().call_later(min(max(round_s, 1.0), SETTLE_CAP_S), freeze)
+        delay_s = min(max(round_s, 1.0), SETTLE_CAP_S)
+        self._later = asyncio.get_running_loop().call_later(delay_s, freeze, False)
 
     def reshape(self, round_s: float) -> None:
         """The targets were replaced: let the old ones' state be collected, then settle again."""

@@ -154,8 +154,8 @@ class Service:
 
         self.otel = from_environment(targets)
         await self._run_blocking("targets", lambda: self._sync_targets(targets))
-        self.scheduler.start(targets)
         self.heap.settle(round_s(targets))
+        self.scheduler.start(targets)
         self.metrics.targets.set(len(targets))
         log.info(
             "firsttoken %s running as agent %r: %d targets, /metrics on http://%s:%d",

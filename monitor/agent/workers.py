@@ -282,9 +282,9 @@ async def _worker(conn: Connection, spec: WorkerSpec) -> None:
     threading.Thread(target=receive, name="firsttoken-worker-commands", daemon=True).start()
     sender = threading.Thread(target=send, name="firsttoken-worker-samples", daemon=True)
     sender.start()
-    scheduler.start(mine(config))
     heap = HeapFreezer()  # a process of its own: see monitor.agent.heap
     heap.settle(round_s(mine(config)))
+    scheduler.start(mine(config))
 
     def flush() -> None:
         if pending:
