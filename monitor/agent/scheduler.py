@@ -157,6 +157,11 @@ class ProbeScheduler:
     def inflight(self) -> int:
         return len(self._inflight)
 
+    @property
+    def inflight_tasks(self) -> int:
+        """Probes in flight as tasks of this process's event loop (all of them, here)."""
+        return len(self._inflight)
+
     async def shutdown(self, grace_s: float = 10.0) -> None:
         """Stop firing; let in-flight probes finish for `grace_s`, then cancel.
 

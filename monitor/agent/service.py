@@ -266,9 +266,7 @@ class Service:
         self.metrics.written.set(stats.written_total)
         self.metrics.dropped.set(stats.dropped_total)
         self.metrics.in_flight.set(self.scheduler.inflight)
-        # Probes in worker processes are no tasks of this loop.
-        local_probes = self.scheduler.inflight if isinstance(self.scheduler, ProbeScheduler) else 0
-        self._background_tasks = len(asyncio.all_tasks()) - local_probes
+        self._background_tasks = len(asyncio.all_tasks()) - self.scheduler.inflight_tasks
         short = set()
         for (provider, region), route in self.scheduler.routes.items():
             self.metrics.route_cap.labels(provider, region).set(route.cap)

@@ -149,6 +149,11 @@ class WorkerProbes:
     def inflight(self) -> int:
         return sum(self._inflight)
 
+    @property
+    def inflight_tasks(self) -> int:
+        """Probes in flight as tasks of the parent's loop: none, they run in the workers."""
+        return 0
+
     def short_routes(self) -> list[str]:
         return []  # see `routes`
 
