@@ -17,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+from monitor.childproc import child_env
+
 DEFAULT_PORT = 8501
 DEFAULT_HOST = "127.0.0.1"
 
@@ -56,6 +58,7 @@ def start_dashboard(
     command = [
         sys.executable,
         "-m",
+        "monitor.childproc",  # Streamlit, ended by the kernel if this process dies without stopping it
         "streamlit",
         "run",
         str(app_path()),
@@ -75,7 +78,7 @@ def start_dashboard(
         "minimal",
     ]
     popen_kwargs.setdefault("stdin", subprocess.DEVNULL)
-    return subprocess.Popen(command, env=dashboard_env(config_path, database_url), **popen_kwargs)
+    return subprocess.Popen(command, env=child_env(dashboard_env(config_path, database_url)), **popen_kwargs)
 
 
 def dashboard_healthy(port: int, host: str = DEFAULT_HOST, timeout_s: float = 2.0) -> bool:

@@ -14,6 +14,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from monitor.childproc import honour_parent
 from monitor.commands import DEFAULT_CONFIG
 from monitor.errors import ConfigurationError, UsageError
 
@@ -79,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    honour_parent()  # started by a supervisor of ours (a test, the demo): end with it (monitor.childproc)
     parser = build_parser()
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:

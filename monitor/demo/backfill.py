@@ -16,7 +16,6 @@ evaluates the blocks already done, in order.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import heapq
 import itertools
 import multiprocessing
@@ -34,6 +33,7 @@ from datetime import UTC, datetime
 import httpx
 
 from monitor.agent.scheduler import next_grid_time_s, phase_offset_s
+from monitor.childproc import die_with_parent
 from monitor.demo.incidents import DemoSource, Incident
 from monitor.demo.virtual_time import VirtualClock, VirtualTransport
 from monitor.probe.runner import probe_target
@@ -133,16 +133,6 @@ def _run_block(job: Job, start_s: float, end_s: float, block: int) -> list[tuple
     return asyncio.run(span)
 
 
-def _die_with_parent() -> None:
-    """Linux: the kernel kills this worker when the process that forked it dies, however it dies."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
 def _frame(obj) -> bytes:
     data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
     return struct.pack("!Q", len(data)) + data
@@ -177,7 +167,7 @@ def _worker_main(sock: socket.socket, inherited: list[socket.socket]) -> None:
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    _die_with_parent()
+    die_with_parent()
     for other in inherited:  # siblings' socket ends, copied by fork: holding them would hide the parent's EOF
         other.close()
     while True:

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from monitor.childproc import child_env
 from monitor.simulator.catalogue import Catalogue, load_scenario
 from monitor.simulator.server import Simulator
 from monitor.simulator.truth import TruthStore
@@ -117,7 +118,9 @@ class SimulatorProcess(_Control):
         env = dict(os.environ)
         root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-        self.process = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=self._stderr, text=True, env=env)
+        self.process = subprocess.Popen(
+            self.args, stdout=subprocess.PIPE, stderr=self._stderr, text=True, env=child_env(env)
+        )
         line: list[str] = []
         reader = threading.Thread(target=lambda: line.append(self.process.stdout.readline()), daemon=True)  # type: ignore[union-attr]
         reader.start()

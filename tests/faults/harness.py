@@ -23,6 +23,7 @@ import httpx
 import psutil
 from sqlalchemy import select
 
+from monitor.childproc import child_env
 from monitor.storage.db import make_engine
 from monitor.storage.models import SampleRow
 from tests.conftest import BASE_PATH
@@ -125,7 +126,8 @@ class ServiceProcess:
             cwd=workdir,
             stdout=self._log,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+            # child_env: a test runner killed mid-test leaves no agent running (monitor.childproc)
+            env=child_env({**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}),
         )
         self.ps = psutil.Process(self.proc.pid)
         wait_for(lambda: self.health() is not None or self.proc.poll() is not None, start_timeout_s, "/healthz")
