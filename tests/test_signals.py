@@ -150,7 +150,8 @@ def test_demo_stops_on_sigterm_then_sigint_to_its_group_while_live(tmp_path, dem
     assert count(db) >= before
 
 
-def test_run_stops_on_sigint_to_its_group_with_a_slow_probe_in_flight(tmp_path, simulator):
+@pytest.mark.parametrize("workers", ["1", "2"], ids=["one-process", "probe-workers"])
+def test_run_stops_on_sigint_to_its_group_with_a_slow_probe_in_flight(tmp_path, simulator, workers):
     db = tmp_path / "run.db"
     config = tmp_path / "firsttoken.yaml"
     slow, fast = "sim:ttft=15000:itl=2:tokens=5:jitter=0", "sim:ttft=10:itl=1:tokens=3:jitter=0"
@@ -175,7 +176,7 @@ def test_run_stops_on_sigint_to_its_group_with_a_slow_probe_in_flight(tmp_path, 
     )
     subprocess.run([*FIRSTTOKEN, "db", "upgrade", "--config", str(config)], check=True, capture_output=True)
     port = free_port()
-    run = Command(tmp_path, "run", "--config", str(config), "--listen", f"127.0.0.1:{port}")
+    run = Command(tmp_path, "run", "--config", str(config), "--listen", f"127.0.0.1:{port}", "--probe-workers", workers)
 
     def health() -> dict:
         try:
