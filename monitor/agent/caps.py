@@ -93,16 +93,14 @@ class RouteLoad:
 
     @property
     def needed(self) -> float:
-        """Mean probes in flight the schedule asks for (Little's law)."""
-        return self.rate_per_s * self.duration_s
+        return self.snapshot().needed
 
     @property
     def cap(self) -> int:
         return self.gate.limit
 
     def short(self) -> bool:
-        """The cap is below what the schedule needs on average: probes queue and start late."""
-        return self.observed > 0 and self.needed >= SHORT_OF_CAP * self.cap
+        return self.snapshot().short()
 
     def resize(self) -> None:
         self.gate.set_limit(
@@ -116,9 +114,74 @@ class RouteLoad:
         self.observed += 1
         self.resize()
 
+    def snapshot(self) -> RouteSnapshot:
+        return RouteSnapshot(
+            targets=self.targets,
+            rate_per_s=self.rate_per_s,
+            duration_s=self.duration_s,
+            observed=self.observed,
+            cap=self.cap,
+            auto=self.fixed_cap is None,
+            in_flight=self.gate.in_use,
+            waiting=self.gate.waiting,
+            queue_wait_ms=self.queue_wait_ms,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RouteSnapshot:
+    """A provider-region's load and cap as /healthz and /metrics show it; crosses a pipe, and merges:
+    probe workers each hold a shard of a route's targets under their own part of its cap."""
+
+    targets: int
+    rate_per_s: float
+    duration_s: float
+    observed: int
+    cap: int
+    auto: bool
+    in_flight: int
+    waiting: int
+    queue_wait_ms: float
+
+    @property
+    def needed(self) -> float:
+        """Mean probes in flight the schedule asks for (Little's law)."""
+        return self.rate_per_s * self.duration_s
+
+    def short(self) -> bool:
+        """The cap is below what the schedule needs on average: probes queue and start late."""
+        return self.observed > 0 and self.needed >= SHORT_OF_CAP * self.cap
+
     def describe(self, name: str) -> str:
         return (
             f"{name}: {self.targets} targets start {self.rate_per_s:.2f} probes/s taking {self.duration_s:.2f} s "
             f"on average, so ~{self.needed:.1f} in flight; its cap is {self.cap}"
-            + ("" if self.fixed_cap is None else " (max_per_provider_region)")
+            + ("" if self.auto else " (max_per_provider_region)")
         )
+
+    @staticmethod
+    def merge(parts: list[RouteSnapshot]) -> RouteSnapshot:
+        """One route over several workers: counts and caps add up, durations and waits are rate-weighted."""
+        rate = sum(p.rate_per_s for p in parts)
+
+        def mean(value) -> float:
+            return sum(value(p) * p.rate_per_s for p in parts) / rate if rate else value(parts[0])
+
+        return RouteSnapshot(
+            targets=sum(p.targets for p in parts),
+            rate_per_s=rate,
+            duration_s=mean(lambda p: p.duration_s),
+            observed=sum(p.observed for p in parts),
+            cap=sum(p.cap for p in parts),
+            auto=all(p.auto for p in parts),
+            in_flight=sum(p.in_flight for p in parts),
+            waiting=sum(p.waiting for p in parts),
+            queue_wait_ms=mean(lambda p: p.queue_wait_ms),
+        )
+
+
+def short_routes(snapshots: dict[tuple[str, str], RouteSnapshot]) -> list[str]:
+    """Provider-regions whose cap cannot keep their schedule, in words."""
+    return [
+        snap.describe(f"{provider}@{region}") for (provider, region), snap in sorted(snapshots.items()) if snap.short()
+    ]

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
-from monitor.agent.caps import GLOBAL_CEILING, Gate, RouteLoad
+from monitor.agent.caps import GLOBAL_CEILING, Gate, RouteLoad, RouteSnapshot, short_routes
 from monitor.sample import ErrorKind, Sample
 
 log = logging.getLogger(__name__)
@@ -141,13 +141,13 @@ class ProbeScheduler:
         for route in self.routes.values():
             route.resize()
 
+    def route_snapshots(self) -> dict[tuple[str, str], RouteSnapshot]:
+        """Each provider-region with targets: its load and cap, as /healthz and /metrics show them."""
+        return {key: route.snapshot() for key, route in sorted(self.routes.items()) if route.targets}
+
     def short_routes(self) -> list[str]:
         """Provider-regions whose cap cannot keep their schedule, in words."""
-        return [
-            route.describe(f"{provider}@{region}")
-            for (provider, region), route in sorted(self.routes.items())
-            if route.targets and route.short()
-        ]
+        return short_routes(self.route_snapshots())
 
     @property
     def target_count(self) -> int:

@@ -268,10 +268,10 @@ class Service:
         self.metrics.in_flight.set(self.scheduler.inflight)
         self._background_tasks = len(asyncio.all_tasks()) - self.scheduler.inflight_tasks
         short = set()
-        for (provider, region), route in self.scheduler.routes.items():
+        for (provider, region), route in self.scheduler.route_snapshots().items():
             self.metrics.route_cap.labels(provider, region).set(route.cap)
             self.metrics.route_needed.labels(provider, region).set(round(route.needed, 2))
-            is_short = route.targets > 0 and route.short()
+            is_short = route.short()
             self.metrics.route_short.labels(provider, region).set(1 if is_short else 0)
             if is_short:
                 short.add((provider, region))
@@ -334,14 +334,13 @@ class Service:
             "caps": {
                 f"{provider}@{region}": {
                     "cap": route.cap,
-                    "auto": route.fixed_cap is None,
+                    "auto": route.auto,
                     "needed": round(route.needed, 2),
-                    "in_flight": route.gate.in_use,
-                    "waiting": route.gate.waiting,
+                    "in_flight": route.in_flight,
+                    "waiting": route.waiting,
                     "queue_wait_ms": round(route.queue_wait_ms, 1),
                 }
-                for (provider, region), route in sorted(self.scheduler.routes.items())
-                if route.targets
+                for (provider, region), route in self.scheduler.route_snapshots().items()
             },
             "short_of_cap": self.scheduler.short_routes(),
             # Leak detectors for long runs: both stay flat once probing settles.

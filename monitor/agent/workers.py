@@ -15,6 +15,9 @@ of the target id. Each worker:
 - sends finished samples back over its pipe in small batches; the parent
   hands them to the same sink as single-process probing (writer, metrics,
   reachability) on its own loop, so nothing downstream changes;
+- reports its provider-regions' caps and loads about once a second; the
+  parent merges them (caps add up) for /healthz and /metrics, and names
+  the routes short of their cap as the single process does;
 - ignores SIGINT and SIGTERM (a terminal's Ctrl-C or `kill` of the group
   reaches every process): it stops when the parent says so, after the
   parent's grace period, recording probes still in flight as cancelled like
@@ -43,6 +46,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
+from monitor.agent.caps import RouteSnapshot, short_routes
 from monitor.sample import Sample
 
 log = logging.getLogger(__name__)
@@ -51,6 +55,7 @@ log = logging.getLogger(__name__)
 # 1-minute intervals (33/s) held overhead p99 3.6 ms on one loop; 5,000 (83/s) did not.
 PROBES_PER_S_PER_LOOP = 40.0
 SEND_EVERY_S = 0.1
+ROUTES_EVERY_TICKS = 10  # each route's cap and load go to the parent about once a second
 # Past the grace period: a worker's own shutdown and last batch (well under a second when healthy).
 # Grace (5 s) + this + the writer's flush must stay inside the 10 s docker stop and systemd allow.
 STOP_EXTRA_S = 2.0
@@ -95,8 +100,8 @@ class WorkerProbes:
         self._agent = agent
         self.workers = workers
         self._caps = (_share(max_concurrency, workers), _share(max_per_provider_region, workers))
-        # Each worker's caps live in that worker: the parent has no route to show in /healthz.
-        self.routes: dict = {}
+        # Each worker's caps live in that worker; it reports them about once a second.
+        self._routes: list[dict[tuple[str, str], RouteSnapshot]] = [{} for _ in range(workers)]
         self._procs: list[multiprocessing.process.BaseProcess] = []
         self._conns: list[Connection] = []
         self._readers: list[threading.Thread] = []
@@ -157,8 +162,16 @@ class WorkerProbes:
         """Probes in flight as tasks of the parent's loop: none, they run in the workers."""
         return 0
 
+    def route_snapshots(self) -> dict[tuple[str, str], RouteSnapshot]:
+        """Every worker's part of each provider-region, merged: caps and loads add up."""
+        parts: dict[tuple[str, str], list[RouteSnapshot]] = {}
+        for routes in list(self._routes):
+            for key, snapshot in routes.items():
+                parts.setdefault(key, []).append(snapshot)
+        return {key: RouteSnapshot.merge(parts[key]) for key in sorted(parts)}
+
     def short_routes(self) -> list[str]:
-        return []  # see `routes`
+        return short_routes(self.route_snapshots())
 
     async def shutdown(self, grace_s: float = 10.0) -> None:
         for conn in self._conns:
@@ -191,6 +204,8 @@ class WorkerProbes:
                 kind = message[0]
                 if kind == "samples":
                     self._inflight[shard] = message[2]
+                    if message[3] is not None:
+                        self._routes[shard] = message[3]
                     self._loop.call_soon_threadsafe(self._deliver, message[1])
                 elif kind == "stopped":
                     return
@@ -296,9 +311,14 @@ async def _worker(conn: Connection, spec: WorkerSpec) -> None:
     heap.settle(round_s(mine(config)))
     scheduler.start(mine(config))
 
+    ticks = 0
+
     def flush() -> None:
-        if pending:
-            outbox.put(("samples", pending[:], scheduler.inflight))
+        nonlocal ticks
+        ticks += 1
+        routes = scheduler.route_snapshots() if ticks % ROUTES_EVERY_TICKS == 1 else None
+        if pending or routes is not None:
+            outbox.put(("samples", pending[:], scheduler.inflight, routes))
             pending.clear()
 
     grace_s = 10.0

@@ -96,3 +96,24 @@ def test_check_config_names_a_provider_region_its_fixed_cap_cannot_keep_on_sched
     out = io.StringIO()
     assert check_config_command(str(config), out) == 0
     assert not [line for line in out.getvalue().splitlines() if line.startswith("note: sim@local")], out.getvalue()
+
+
+def test_a_route_split_over_probe_workers_merges_into_one_figure():
+    from monitor.agent.caps import RouteSnapshot, short_routes
+
+    def part(rate, duration, cap, wait_ms, observed=10):
+        return RouteSnapshot(
+            targets=round(rate * 60), rate_per_s=rate, duration_s=duration, observed=observed, cap=cap,
+            auto=True, in_flight=2, waiting=1, queue_wait_ms=wait_ms,
+        )  # fmt: skip
+
+    merged = RouteSnapshot.merge([part(1.0, 2.0, 6, 0.0), part(3.0, 1.0, 10, 40.0)])
+    assert (merged.targets, merged.cap, merged.in_flight, merged.waiting) == (240, 16, 4, 2)
+    assert merged.rate_per_s == 4.0
+    assert merged.duration_s == (1.0 * 2.0 + 3.0 * 1.0) / 4.0  # weighted by each part's probes a second
+    assert merged.queue_wait_ms == 30.0
+    assert merged.needed == 5.0 and not merged.short()
+    # Short of cap as a whole: the words name the route once, with the merged figures.
+    tight = RouteSnapshot.merge([part(2.0, 2.0, 2, 900.0), part(2.0, 2.0, 2, 700.0)])
+    (line,) = short_routes({("p", "eu"): tight})
+    assert line.startswith("p@eu: 240 targets start 4.00 probes/s") and "its cap is 4" in line
