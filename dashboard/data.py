@@ -137,6 +137,11 @@ def model_stats(ids: tuple[str, ...], start: datetime, end: datetime) -> tuple[c
 
 
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
+def recorded_costs(ids: tuple[str, ...], start: datetime, end: datetime) -> dict[str, spend.RecordedCost]:
+    return guarded(spend.recorded_cost_by_target, engine(), ids, start, end)
+
+
+@st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
 def ranked_routes(at: datetime, window: timedelta = timedelta(minutes=30)) -> tuple[RankedRoute, ...]:
     """Every route ranked per canonical model and prompt (`firsttoken routes`), default floor and order."""
     ranked, _ = guarded(routes.load_routes, engine(), at, window)

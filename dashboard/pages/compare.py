@@ -5,11 +5,12 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import charts, data, routes_view, ui, urlstate
+from monitor.storage.queries import spend
 
 ui.header(
     "Compare",
-    "Models side by side on the same prompt, regions pooled. Cost per 1,000 probes uses the configured `prices` "
-    "and each model's mean token counts.",
+    "Models side by side on the same prompt, regions pooled. Cost per 1,000 probes is what the probes recorded "
+    "(the configured `prices` applied to each answer's own token counts, cached input included), by rollup hour.",
 )
 targets = ui.require_targets()
 prompts = sorted({t.prompt for t in targets})
@@ -28,13 +29,9 @@ if not on_prompt:
     st.info(f"No samples on prompt `{prompt}` in the last {range_label}.", icon=":material/info:")
     st.stop()
 
-prices = data.settings().prices
-costs = {}
-for s in on_prompt:
-    price = prices.get(f"{s.provider}/{s.model}")
-    if price and s.input_tokens_mean is not None:
-        per_probe = ((s.input_tokens_mean or 0) * price[0] + (s.output_tokens_mean or 0) * price[1]) / 1e6
-        costs[f"{s.provider}/{s.model}"] = 1000 * per_probe
+costs = spend.cost_per_1k_by_model(
+    ui.load(data.recorded_costs, tuple(t.id for t in pool if t.prompt == prompt), now - span, now), pool
+)
 st.plotly_chart(charts.compare_bars(on_prompt, costs), width="stretch", key="compare-bars")
 if not costs:
     st.caption("No `prices` configured for these models: the cost column stays empty.")

@@ -169,3 +169,26 @@ def test_an_overview_pick_opens_the_target_page(app, seeded):
     at.selectbox(key="overview-open").select(target).run()
     assert not problems(at), problems(at)
     assert at.selectbox(key="target-id").value == target
+
+
+def test_compare_shows_what_the_probes_recorded_they_cost(app, seeded):
+    url, data = seeded
+    at = app(url).run()
+    at.switch_page("pages/compare.py").run()
+    assert not problems(at), problems(at)
+    (table,) = [t.value for t in at.dataframe if "cost / 1k probes" in t.value.columns]
+    prompt = sorted({s.prompt for s in data.samples})[0]  # the page's default prompt
+    hour = (data.now - timedelta(hours=24)).replace(minute=0, second=0, microsecond=0)  # by rollup hour, 24 h
+    for row in table.to_dict("records"):
+        mine = [
+            s
+            for s in data.samples
+            if f"{s.provider}/{s.model}" == row["model"] and s.prompt == prompt and s.started_at >= hour
+        ]
+        spent = sum(s.cost_usd or 0 for s in mine)
+        if not any(s.cost_usd for s in mine):
+            assert row["cost / 1k probes"] == "—"  # unpriced: no cost, not $0
+            continue
+        shown = float(row["cost / 1k probes"].lstrip("$"))
+        assert abs(shown - 1000 * spent / len(mine)) < 0.0006, (row, 1000 * spent / len(mine))
+    assert any(r["cost / 1k probes"] != "—" for r in table.to_dict("records"))  # the seed prices a model

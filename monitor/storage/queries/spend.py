@@ -5,11 +5,13 @@ keeps the current hour up to date every few minutes), so the Overview never
 scans a month of raw samples. Cost per 1,000 probes over a short window (the
 routes ranking's 30 minutes, issue 12) is read from raw samples, priced ones
 only: a target without a `prices:` entry has no cost, not a cost of zero.
+Over the Compare page's hours to months, it is read from the rollups by hour.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -56,3 +58,41 @@ def cost_per_1k_probes(engine: Engine, since: datetime, until: datetime | None =
         query = query.where(s.started_at < until)
     with engine.connect() as conn:
         return {target: float(mean) * 1000 for target, mean in conn.execute(query) if mean is not None}
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedCost:
+    cost_usd: float  # what the probes cost, as each sample recorded it (cached input and reasoning included)
+    probes: int
+
+    @property
+    def per_1k_probes_usd(self) -> float:
+        return 1000 * self.cost_usd / self.probes if self.probes else 0.0
+
+
+def recorded_cost_by_target(
+    engine: Engine, target_ids: Sequence[str], since: datetime, until: datetime | None = None
+) -> dict[str, RecordedCost]:
+    """target id -> its recorded spend and probes over the rollup hours of [since, until);
+    targets whose probes recorded no cost (no `prices:`) left out."""
+    r = RollupHourly
+    hour = since.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    query = select(r.target, func.sum(r.cost_usd_sum), func.sum(r.samples)).where(
+        r.hour >= hour, r.target.in_(list(target_ids))
+    )
+    if until is not None:
+        query = query.where(r.hour < until)
+    with engine.connect() as conn:
+        rows = conn.execute(query.group_by(r.target)).all()
+    return {t: RecordedCost(float(usd), int(n or 0)) for t, usd, n in rows if usd}
+
+
+def cost_per_1k_by_model(recorded: dict[str, RecordedCost], targets) -> dict[str, float]:
+    """provider/model -> USD per 1,000 probes over its targets' (regions') recorded spend; priced models only."""
+    spent: dict[str, tuple[float, int]] = {}
+    for t in targets:
+        cost = recorded.get(t.id)
+        if cost is not None:
+            usd, probes = spent.get(f"{t.provider}/{t.model}", (0.0, 0))
+            spent[f"{t.provider}/{t.model}"] = (usd + cost.cost_usd, probes + cost.probes)
+    return {model: 1000 * usd / probes for model, (usd, probes) in spent.items() if probes}
