@@ -13,16 +13,18 @@ from .factories import full_sample
 START = datetime(2026, 3, 2, 10, tzinfo=UTC)
 
 
-def test_spend_per_provider_and_cost_per_1k_probes(engine) -> None:
-    def sample(target: str, minutes: int, cost: float | None, **kw):
-        provider, rest = target.split("/", 1)
-        model, rest = rest.split("@")
-        region, prompt = rest.split(":")
-        return full_sample(
-            target=target, provider=provider, model=model, region=region, prompt=prompt,
-            started_at=START + timedelta(minutes=minutes), cost_usd=cost, **kw,
-        )  # fmt: skip
+def sample(target: str, minutes: int, cost: float | None, **kw):
+    """A sample of `provider/model@region:prompt`, `minutes` after START, that cost `cost`."""
+    provider, rest = target.split("/", 1)
+    model, rest = rest.split("@")
+    region, prompt = rest.split(":")
+    return full_sample(
+        target=target, provider=provider, model=model, region=region, prompt=prompt,
+        started_at=START + timedelta(minutes=minutes), cost_usd=cost, **kw,
+    )  # fmt: skip
 
+
+def test_spend_per_provider_and_cost_per_1k_probes(engine) -> None:
     insert_samples(
         engine,
         [
@@ -44,15 +46,6 @@ def test_spend_per_provider_and_cost_per_1k_probes(engine) -> None:
 
 
 def test_recorded_cost_by_target_reads_what_each_probe_cost_from_the_rollups(engine) -> None:
-    def sample(target: str, minutes: int, cost: float | None, **kw):
-        provider, rest = target.split("/", 1)
-        model, rest = rest.split("@")
-        region, prompt = rest.split(":")
-        return full_sample(
-            target=target, provider=provider, model=model, region=region, prompt=prompt,
-            started_at=START + timedelta(minutes=minutes), cost_usd=cost, **kw,
-        )  # fmt: skip
-
     insert_samples(
         engine,
         [
