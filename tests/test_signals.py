@@ -219,3 +219,17 @@ def test_simulator_and_dashboard_stop_on_a_signal(tmp_path, command, signum, gro
     finally:
         proc.kill()
     assert proc.proc.returncode == 0, proc.text()
+
+
+def test_dashboard_killed_outright_leaves_no_streamlit_behind(tmp_path):
+    """SIGKILL runs no handler: the kernel ends Streamlit with its parent (monitor.childproc)."""
+    proc = Command(tmp_path, "dashboard", "--port", str(free_port()), "--no-browser")
+    try:
+        (streamlit,) = proc.wait_for(lambda: proc.ps.children(recursive=True))
+        time.sleep(1.0)
+        os.kill(proc.proc.pid, signal.SIGKILL)  # the process alone, not its group
+        proc.proc.wait(5)
+        _gone, alive = psutil.wait_procs([streamlit], timeout=5)
+        assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], "Streamlit outlived its parent"
+    finally:
+        proc.kill()
