@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 from sqlalchemy import Connection
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -53,6 +53,7 @@ _PG_TARGETS_STAGE = (
 _STAGE_TYPES = ["text"] * 5 + ["timestamptz"] * 2
 
 
+_HOUR = timedelta(hours=1)
 _TARGET_COLUMNS = ("id", "provider", "model", "region", "prompt", "first_seen", "last_seen")
 
 
@@ -75,6 +76,9 @@ def batch_facts(samples: Sequence[Sample], now: datetime) -> BatchFacts:
     hour_starts_s: set[float] = set()
     day_starts_s: set[float] = set()
     current_hour_s = now.timestamp() // 3600 * 3600
+    # A batch's samples mostly share an hour: while they fall in the hour last seen, it and its day
+    # are known already (a comparison per sample instead of an epoch conversion).
+    hour_from = hour_until = window_naive = None
     for s in samples:
         started = s.started_at
         if s.agent not in agents or started > agents[s.agent]:
@@ -87,12 +91,17 @@ def batch_facts(samples: Sequence[Sample], now: datetime) -> BatchFacts:
             firsts[target] = started
         elif started > newest[target].started_at:
             newest[target] = s
-        aware = started if started.tzinfo is not None else started.replace(tzinfo=UTC)  # naive means UTC
+        naive = started.tzinfo is None  # naive means UTC; never compared with an aware bound
+        if naive is window_naive and hour_from <= started < hour_until:
+            continue
+        aware = started.replace(tzinfo=UTC) if naive else started
         epoch_s = aware.timestamp()
         hour_s = epoch_s // 3600 * 3600
         day_starts_s.add(epoch_s // 86400 * 86400)
         if hour_s < current_hour_s:
             hour_starts_s.add(hour_s)
+        hour_from = datetime.fromtimestamp(hour_s, UTC).replace(tzinfo=None if naive else UTC)
+        hour_until, window_naive = hour_from + _HOUR, naive
     return BatchFacts(
         agents=agents,
         firsts=firsts,
