@@ -248,19 +248,10 @@ HOUR_COVERING_COLUMNS = (
 )
 
 
-class RollupHourly(Base):
-    """One row per (target, agent, hour). Histograms hold only ok samples (DESIGN §1)."""
+class _RollupColumns:
+    """What a rollup row holds besides its key: the same columns at every grain, so merging
+    rows (an hour's per agent, a day's hours) is summing counts and adding histograms."""
 
-    __tablename__ = "rollups_hourly"
-    __table_args__ = (
-        # Covering on PostgreSQL: the Health and Timeline pages sum these columns over every
-        # target's hours; an index-only scan skips the wide histogram JSON of each row.
-        Index(None, "hour", postgresql_include=list(HOUR_COVERING_COLUMNS)),
-    )
-
-    target: Mapped[str] = mapped_column(Text, primary_key=True)
-    hour: Mapped[datetime] = mapped_column(primary_key=True)
-    agent: Mapped[str] = mapped_column(Text, primary_key=True)
     samples: Mapped[int] = mapped_column(Integer)
     ok_count: Mapped[int] = mapped_column(Integer)
     error_counts: Mapped[dict[str, Any]] = mapped_column(JSON)  # {error_kind: count}
@@ -288,6 +279,39 @@ class RollupHourly(Base):
     tps_min: Mapped[float | None] = mapped_column(Float)
     tps_max: Mapped[float | None] = mapped_column(Float)
     updated_at: Mapped[datetime]
+
+
+
+class RollupHourly(_RollupColumns, Base):
+    """One row per (target, agent, hour). Histograms hold only ok samples (DESIGN §1)."""
+
+    __tablename__ = "rollups_hourly"
+    __table_args__ = (
+        # Covering on PostgreSQL: the Health and Timeline pages sum these columns over every
+        # target's hours; an index-only scan skips the wide histogram JSON of each row.
+        Index(None, "hour", postgresql_include=list(HOUR_COVERING_COLUMNS)),
+    )
+
+    target: Mapped[str] = mapped_column(Text, primary_key=True)
+    hour: Mapped[datetime] = mapped_column(primary_key=True)
+    agent: Mapped[str] = mapped_column(Text, primary_key=True)
+
+
+class RollupDaily(_RollupColumns, Base):
+    """One row per (target, agent, UTC day): the merge of that day's hourly rows (migration 0008).
+
+    Kept for completed days only (`day + 1 day <= now` when the rollup job ran), rebuilt whenever
+    one of its hours is (`rollups.rollup_days`), so for every day up to the newest one here the
+    daily rows equal the merge of the hourly rows. Long windows read days for their middle and
+    hours for their edges (`queries.routes`).
+    """
+
+    __tablename__ = "rollups_daily"
+    __table_args__ = (Index(None, "day"),)
+
+    target: Mapped[str] = mapped_column(Text, primary_key=True)
+    day: Mapped[datetime] = mapped_column(primary_key=True)
+    agent: Mapped[str] = mapped_column(Text, primary_key=True)
 
 
 class RollupDirtyHour(Base):

@@ -1,8 +1,12 @@
 """What each route measured over a window, for `firsttoken routes` and GET /routes.
 
 A window of a day or less reads raw samples (exact percentiles, fallbacks,
-cost; PostgreSQL aggregates them itself, SQLite hands them to numpy); a longer one reads the hourly rollups (DESIGN §9: raw samples are never
-scanned for more than a day). Either way the newest `served_by` comes from
+cost; PostgreSQL aggregates them itself, SQLite hands them to numpy); a longer one reads the rollups (DESIGN §9: raw samples are never
+scanned for more than a day): the hours it covers, with every whole UTC day in
+its middle read from the daily rollups instead of as 24 hourly rows (a 30-day
+window: ~54 rows a target instead of 720). Daily rows are the merge of their
+hours, so the answer is the hourly one exactly (cost sums up to float rounding).
+Either way the newest `served_by` comes from
 the window's last hour, and the OpenRouter-shaped uptimes from raw counts
 over the last 30 minutes plus the rollups of the last day.
 """
@@ -13,12 +17,13 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import numpy as np
-from sqlalchemy import Engine, Float, Integer, and_, case, cast, func, select, text
+from sqlalchemy import Engine, Float, Integer, Text, and_, case, cast, func, literal_column, or_, select, text
 
 from monitor.routing.rank import DEFAULT_MIN_AVAILABILITY, RankedRoute, RouteStats, rank_routes
-from monitor.storage.models import RollupHourly, SampleRow
-from monitor.storage.queries.dashfetch import CANCELLED, cancelled_count, fetch_rollups, fetch_rows
+from monitor.storage.models import RollupDaily, RollupHourly, SampleRow
+from monitor.storage.queries.dashfetch import CANCELLED, cancelled_count, concat_texts, fetch_rollups, fetch_rows
 from monitor.storage.queries.histmatrix import hist_quantiles, value_quantiles
+from monitor.storage.rollups import DAY, HOUR, day_floor, hour_floor
 from monitor.storage.queries.targets import TargetRef, list_targets
 
 RAW_MAX_WINDOW = timedelta(days=1)
@@ -29,6 +34,7 @@ QS = (0.5, 0.75, 0.9, 0.99)
 UPTIME_WINDOWS = {"5m": timedelta(minutes=5), "30m": timedelta(minutes=30)}
 _S = SampleRow.__table__.c
 _R = RollupHourly.__table__.c
+_D = RollupDaily.__table__.c
 
 
 def _f(x: float) -> float | None:
@@ -36,10 +42,18 @@ def _f(x: float) -> float | None:
 
 
 def route_stats(
-    engine: Engine, targets: Sequence[TargetRef], end: datetime, window: timedelta, *, uptimes: bool = False
+    engine: Engine,
+    targets: Sequence[TargetRef],
+    end: datetime,
+    window: timedelta,
+    *,
+    uptimes: bool = False,
+    daily: bool = True,
 ) -> list[RouteStats]:
     """One RouteStats per target over [end - window, end). `uptimes` adds the
-    OpenRouter endpoint windows (5 min, 30 min, 1 day) that GET /routes returns."""
+    OpenRouter endpoint windows (5 min, 30 min, 1 day) that GET /routes returns.
+    `daily=False` reads a long window from hourly rollups only (the reference the
+    daily tier must equal; the tests and the benchmark compare the two)."""
     if not targets:
         return []
     start = end - window
@@ -53,7 +67,7 @@ def route_stats(
         if window <= RAW_MAX_WINDOW:
             measured = _raw(engine, ids, index, start, end)
         else:
-            measured = _rollups(engine, ids, index, start, end)
+            measured = (_rollups if daily else _hourly_rollups)(engine, ids, index, start, end)
         served = _last_served_by(engine, ids, recent, end)
     up = _uptimes(engine, ids, index, end) if uptimes else [{} for _ in range(n)]
     out = []
@@ -162,7 +176,80 @@ def _raw(engine: Engine, ids: list[str], index: dict[str, int], start: datetime,
     ]
 
 
+def _hour_ceil(moment: datetime) -> datetime:
+    floor = hour_floor(moment)
+    return floor if floor == moment else floor + HOUR
+
+
+def daily_span(engine: Engine, start: datetime, end: datetime) -> tuple[datetime, datetime] | None:
+    """[first, last) whole UTC days whose every hour `h` has start <= h < end (the hours an
+    hourly read takes) and whose daily rollups are built (up to the newest daily row);
+    None when there is no such day."""
+    first = day_floor(_hour_ceil(start) + DAY - HOUR)  # the first midnight at or after the first hour
+    last = day_floor(_hour_ceil(end))
+    if last <= first:
+        return None
+    with engine.connect() as conn:
+        newest = conn.execute(select(func.max(_D.day))).scalar()
+    if newest is None:
+        return None
+    last = min(last, newest + DAY)
+    return (first, last) if first < last else None
+
+
 def _rollups(engine: Engine, ids: list[str], index: dict[str, int], start: datetime, end: datetime) -> list[dict]:
+    """The hours of [start, end), whole days from the daily tier: one row per target back,
+    counts and cost summed and histogram texts concatenated by the database."""
+    n = len(ids)
+    span = daily_span(engine, start, end)
+    hours = and_(_R.target.in_(ids), _R.hour >= start, _R.hour < end)
+    if span is not None:
+        hours = and_(hours, or_(_R.hour < span[0], _R.hour >= span[1]))
+    parts = [_tier_rows(_R, hours)]
+    if span is not None:
+        parts.append(_tier_rows(_D, and_(_D.target.in_(ids), _D.day >= span[0], _D.day < span[1])))
+    rows_ = parts[0].union_all(*parts[1:]).subquery() if len(parts) > 1 else parts[0].subquery()
+    c = rows_.c
+    query = select(
+        c.target,
+        cast(func.sum(c.measured), Integer),
+        cast(func.sum(c.ok), Integer),
+        cast(func.sum(c.cost), Float),
+        concat_texts(engine, c.ttft),
+        concat_texts(engine, c.tps),
+    ).group_by(c.target)
+    out = [_route_row(0, 0, [np.nan] * 4, [np.nan], None, 0.0, 0) for _ in range(n)]
+    rows = fetch_rows(engine, query)
+    if not rows:
+        return out
+    targets, measured, oks, costs, ttft, tps = zip(*rows, strict=True)
+    group = np.fromiter((index[t] for t in targets), dtype=np.int64, count=len(rows))
+    q_ttft, _ = hist_quantiles(ttft, group, n, QS)
+    q_tps, _ = hist_quantiles(tps, group, n, (0.5,))
+    for i, target in enumerate(targets):
+        k = index[target]
+        cost = float(costs[i] or 0.0)
+        # As the hourly path: rollups count no fallbacks (None), and a cost is known when any was summed.
+        out[k] = _route_row(measured[i], oks[i], q_ttft[k], q_tps[k], None, cost, int(measured[i]) if cost else 0)
+    return out
+
+
+def _tier_rows(c, where):
+    """A rollup table's rows (hourly or daily) as (target, measured, ok, cost, ttft text, tps text)."""
+    return select(
+        c.target.label("target"),
+        (c.samples - cancelled_count(c)).label("measured"),
+        c.ok_count.label("ok"),
+        c.cost_usd_sum.label("cost"),
+        cast(c.ttft_ms_hist, Text).label("ttft"),
+        cast(c.tps_hist, Text).label("tps"),
+    ).where(where)
+
+
+def _hourly_rollups(
+    engine: Engine, ids: list[str], index: dict[str, int], start: datetime, end: datetime
+) -> list[dict]:
+    """Hourly rollups only (before the daily tier; `route_stats(daily=False)`)."""
     n = len(ids)
     span_s = 3600 * (int((end - start).total_seconds() // 3600) + 2)  # one bucket: a row per target
     rows = fetch_rollups(engine, start, end, ids, bucket_s=span_s)
