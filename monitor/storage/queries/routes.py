@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import numpy as np
-from sqlalchemy import Engine, Float, Integer, Text, and_, case, cast, func, literal_column, or_, select, text
+from sqlalchemy import Engine, Float, Integer, Text, and_, case, cast, func, or_, select, text
 
 from monitor.routing.rank import DEFAULT_MIN_AVAILABILITY, RankedRoute, RouteStats, rank_routes
 from monitor.storage.models import RollupDaily, RollupHourly, SampleRow
-from monitor.storage.queries.dashfetch import CANCELLED, cancelled_count, concat_texts, fetch_rollups, fetch_rows
+from monitor.storage.queries.dashfetch import CANCELLED, cancelled_count, fetch_rollups, fetch_rows
 from monitor.storage.queries.histmatrix import hist_quantiles, value_quantiles
 from monitor.storage.rollups import DAY, HOUR, day_floor, hour_floor
 from monitor.storage.queries.targets import TargetRef, list_targets
@@ -198,40 +198,31 @@ def daily_span(engine: Engine, start: datetime, end: datetime) -> tuple[datetime
 
 
 def _rollups(engine: Engine, ids: list[str], index: dict[str, int], start: datetime, end: datetime) -> list[dict]:
-    """The hours of [start, end), whole days from the daily tier: one row per target back,
-    counts and cost summed and histogram texts concatenated by the database."""
+    """The hours of [start, end), whole days from the daily tier. Rows come back as they are
+    (a GROUP BY with string_agg cost PostgreSQL more than the scan) and are merged here."""
     n = len(ids)
     span = daily_span(engine, start, end)
     hours = and_(_R.target.in_(ids), _R.hour >= start, _R.hour < end)
+    query = _tier_rows(_R, hours)
     if span is not None:
-        hours = and_(hours, or_(_R.hour < span[0], _R.hour >= span[1]))
-    parts = [_tier_rows(_R, hours)]
-    if span is not None:
-        parts.append(_tier_rows(_D, and_(_D.target.in_(ids), _D.day >= span[0], _D.day < span[1])))
-    rows_ = parts[0].union_all(*parts[1:]).subquery() if len(parts) > 1 else parts[0].subquery()
-    c = rows_.c
-    query = select(
-        c.target,
-        cast(func.sum(c.measured), Integer),
-        cast(func.sum(c.ok), Integer),
-        cast(func.sum(c.cost), Float),
-        concat_texts(engine, c.ttft),
-        concat_texts(engine, c.tps),
-    ).group_by(c.target)
-    out = [_route_row(0, 0, [np.nan] * 4, [np.nan], None, 0.0, 0) for _ in range(n)]
+        query = _tier_rows(_R, and_(hours, or_(_R.hour < span[0], _R.hour >= span[1]))).union_all(
+            _tier_rows(_D, and_(_D.target.in_(ids), _D.day >= span[0], _D.day < span[1]))
+        )
     rows = fetch_rows(engine, query)
     if not rows:
-        return out
+        return [_route_row(0, 0, [np.nan] * 4, [np.nan], None, 0.0, 0) for _ in range(n)]
     targets, measured, oks, costs, ttft, tps = zip(*rows, strict=True)
     group = np.fromiter((index[t] for t in targets), dtype=np.int64, count=len(rows))
     q_ttft, _ = hist_quantiles(ttft, group, n, QS)
     q_tps, _ = hist_quantiles(tps, group, n, (0.5,))
-    for i, target in enumerate(targets):
-        k = index[target]
-        cost = float(costs[i] or 0.0)
-        # As the hourly path: rollups count no fallbacks (None), and a cost is known when any was summed.
-        out[k] = _route_row(measured[i], oks[i], q_ttft[k], q_tps[k], None, cost, int(measured[i]) if cost else 0)
-    return out
+    samples = np.bincount(group, weights=measured, minlength=n)
+    ok = np.bincount(group, weights=oks, minlength=n)
+    cost = np.bincount(group, weights=np.array(costs, dtype=float), minlength=n)
+    # As the hourly path: rollups count no fallbacks (None), and a cost is known when any was summed.
+    return [
+        _route_row(samples[i], ok[i], q_ttft[i], q_tps[i], None, float(cost[i]), int(samples[i]) if cost[i] else 0)
+        for i in range(n)
+    ]
 
 
 def _tier_rows(c, where):
@@ -371,6 +362,7 @@ def load_routes(
     min_availability: float = DEFAULT_MIN_AVAILABILITY,
     by: str = "ttft",
     endpoint: bool = False,
+    daily: bool = True,
 ) -> tuple[list[RankedRoute], dict[str, RouteStats]]:
     """Ranked routes with samples in the window (`model` matches the canonical name
     or the provider's id); with `endpoint`, also each target's last-30-minute stats
@@ -380,7 +372,7 @@ def load_routes(
         for t in list_targets(engine)
         if (model is None or model in (t.canonical, t.model)) and (prompt is None or t.prompt == prompt)
     ]
-    stats = [s for s in route_stats(engine, targets, end, window) if s.samples]
+    stats = [s for s in route_stats(engine, targets, end, window, daily=daily) if s.samples]
     ranked = rank_routes(stats, min_availability, by)
     recent: dict[str, RouteStats] = {}
     if endpoint and ranked:
