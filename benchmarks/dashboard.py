@@ -3,7 +3,7 @@ the naive percentile query over raw samples, in the same run.
 
     .venv/bin/python benchmarks/dashboard.py [--targets 200] [--days 30] [--runs 5]
         [--admin-url postgresql+psycopg://postgres@127.0.0.1:5432/postgres] [--keep | --reuse DBNAME]
-        [--only SUBSTRING]
+        [--only SUBSTRING[,SUBSTRING…]]
 
 Seeds a throwaway PostgreSQL database (`benchmarks/dashboard_seed.py`: numpy +
 binary COPY per day partition, rollups built by the service's own
@@ -154,7 +154,8 @@ def run_pages(engine: Engine, runs: int, naive_runs: int, only: str = "") -> lis
                 loads[f"{name}, hourly rollups only (before 0008)"] = lambda days=days: data.guarded(
                     routes.load_routes, data.engine(), at, timedelta(days=days), daily=False
                 )
-    loads = {name: load for name, load in loads.items() if only in name}
+    wanted = [w.strip() for w in only.split(",")]
+    loads = {name: load for name, load in loads.items() if any(w in name for w in wanted)}
     targets = data.targets()
     provider = targets[0].provider
     twenty = [t.id for t in targets if t.provider == provider][:20]
@@ -189,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="timed runs per page (median reported)")
     parser.add_argument("--naive-runs", type=int, default=3)
     parser.add_argument("--admin-url", default=ADMIN_URL)
-    parser.add_argument("--only", default="", help="time only the pages whose name contains this")
+    parser.add_argument("--only", default="", help="time only the pages whose name contains one of these (comma-separated)")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--keep", action="store_true", help="keep the seeded database (its name is printed)")
     group.add_argument("--reuse", metavar="DBNAME", help="time an already seeded database")

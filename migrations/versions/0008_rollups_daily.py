@@ -1,7 +1,8 @@
 """Rollups: a daily tier, the merge of each completed UTC day's hourly rows.
 
 `rollups_daily` has the columns of `rollups_hourly` with `day` for `hour`, one
-row per (target, day, agent). Long windows (a 7- or 30-day routes ranking) read
+row per (target, day, agent), plus the TTFT and TPS histograms packed as
+little-endian int32 (bucket, count) pairs, which numpy reads without parsing. Long windows (a 7- or 30-day routes ranking) read
 days for their middle and hours for their edges: ~30 rows a target for 30 days
 instead of 720. The rollup job keeps it up to date from then on
 (`monitor.storage.rollups.rollup_days`); this migration fills it from the hourly
@@ -19,6 +20,7 @@ Create Date: 2026-12-01
 from __future__ import annotations
 
 import json
+import struct
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -34,12 +36,13 @@ depends_on: str | Sequence[str] | None = None
 # Self-contained on purpose: a migration must not change when the models do.
 TS = sa.DateTime(timezone=True)
 METRICS = ("ttft_ms", "ttft_answer_ms", "total_ms", "tps")
+PACKED = ("ttft_ms", "tps")  # also kept as little-endian int32 (bucket, count) pairs
 SUMS = ("samples", "ok_count", "input_tokens_sum", "output_tokens_sum", "cost_usd_sum")
 DAY = timedelta(days=1)
 
 
 def _columns(key: str) -> list[sa.Column]:
-    metric_columns = []
+    metric_columns: list[sa.Column] = []
     for metric in METRICS:
         metric_columns += [
             sa.Column(f"{metric}_hist", sa.JSON(), nullable=False),
@@ -63,9 +66,14 @@ def _columns(key: str) -> list[sa.Column]:
     ]
 
 
+def _daily_columns() -> list[sa.Column]:
+    packed = [sa.Column(f"{m}_packed", sa.LargeBinary(), nullable=False) for m in PACKED]
+    return [*_columns("day"), *packed]
+
+
 def upgrade() -> None:
     op.create_table(
-        "rollups_daily", *_columns("day"), sa.PrimaryKeyConstraint("target", "day", "agent", name="pk_rollups_daily")
+        "rollups_daily", *_daily_columns(), sa.PrimaryKeyConstraint("target", "day", "agent", name="pk_rollups_daily")
     )
     op.create_index("ix_rollups_daily_day", "rollups_daily", ["day"])
     if op.get_bind().dialect.name == "postgresql":
@@ -105,7 +113,7 @@ def _backfill() -> None:
     conn = op.get_bind()
     sqlite = conn.dialect.name == "sqlite"
     hourly = sa.table("rollups_hourly", *(sa.column(c.name, c.type) for c in _columns("hour")))
-    daily = sa.table("rollups_daily", *(sa.column(c.name, c.type) for c in _columns("day")))
+    daily = sa.table("rollups_daily", *(sa.column(c.name, c.type) for c in _daily_columns()))
     h = hourly.c
     first, last = conn.execute(sa.select(sa.func.min(h.hour), sa.func.max(h.hour))).one()
     if first is None:
@@ -125,6 +133,9 @@ def _backfill() -> None:
             for m in METRICS:
                 hist = _merge(r[f"{m}_hist"] for r in hours)
                 out[f"{m}_hist"] = {k: hist[k] for k in sorted(hist, key=int) if hist[k]}
+                if m in PACKED:
+                    flat = [v for k in sorted(hist, key=int) if hist[k] for v in (int(k), hist[k])]
+                    out[f"{m}_packed"] = struct.pack(f"<{len(flat)}i", *flat)
                 out[f"{m}_count"] = sum(r[f"{m}_count"] or 0 for r in hours)
                 for part, fn in (("sum", sum), ("min", min), ("max", max)):
                     values = [v for r in hours if (v := r[f"{m}_{part}"]) is not None]

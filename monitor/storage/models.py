@@ -24,6 +24,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -281,7 +282,6 @@ class _RollupColumns:
     updated_at: Mapped[datetime]
 
 
-
 class RollupHourly(_RollupColumns, Base):
     """One row per (target, agent, hour). Histograms hold only ok samples (DESIGN §1)."""
 
@@ -312,6 +312,10 @@ class RollupDaily(_RollupColumns, Base):
     target: Mapped[str] = mapped_column(Text, primary_key=True)
     day: Mapped[datetime] = mapped_column(primary_key=True)
     agent: Mapped[str] = mapped_column(Text, primary_key=True)
+    # The histograms a long routes window merges, also packed (`histogram.pack`): numpy reads
+    # them as they are, where their JSON text is ~2 M integers to parse for a 30-day ranking.
+    ttft_ms_packed: Mapped[bytes] = mapped_column(LargeBinary)
+    tps_packed: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class RollupDirtyHour(Base):
@@ -339,6 +343,7 @@ class JobState(Base):
 
 
 ROLLUP_METRICS: tuple[str, ...] = SAMPLE_METRICS
+PACKED_METRICS = ("ttft_ms", "tps")  # RollupDaily's `<metric>_packed` columns
 
 
 class DetectorState(Base):

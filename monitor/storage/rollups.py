@@ -35,7 +35,15 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from monitor.storage import histogram
-from monitor.storage.models import ROLLUP_METRICS, JobState, RollupDaily, RollupDirtyHour, RollupHourly, SampleRow
+from monitor.storage.models import (
+    PACKED_METRICS,
+    ROLLUP_METRICS,
+    JobState,
+    RollupDaily,
+    RollupDirtyHour,
+    RollupHourly,
+    SampleRow,
+)
 from monitor.storage.rollups_pg import aggregate as aggregate_pg
 from monitor.storage.rollups_pg import upsert as upsert_pg
 
@@ -100,7 +108,9 @@ def rollup_days(engine: Engine, start: datetime, end: datetime, *, now: datetime
     h, d = _TABLE.c, _DAILY.c
     while day < last:
         with engine.begin() as conn:
-            rows = conn.execute(select(_TABLE).where(h.hour >= day, h.hour < day + DAY).order_by(h.hour)).mappings().all()
+            rows = (
+                conn.execute(select(_TABLE).where(h.hour >= day, h.hour < day + DAY).order_by(h.hour)).mappings().all()
+            )
             groups: dict[tuple[str, str], list[Any]] = defaultdict(list)
             for row in rows:
                 groups[(row["target"], row["agent"])].append(row)
@@ -132,6 +142,8 @@ def merge_rows(target: str, day: datetime, agent: str, rows: list[Any], now: dat
     for metric in ROLLUP_METRICS:
         hist = histogram.merge(histogram.from_json(r[f"{metric}_hist"]) for r in rows)
         out[f"{metric}_hist"] = {str(b): n for b, n in sorted(hist.items()) if n}
+        if metric in PACKED_METRICS:
+            out[f"{metric}_packed"] = histogram.pack(hist)
         out[f"{metric}_count"] = sum(r[f"{metric}_count"] or 0 for r in rows)
         for part, fn in (("sum", sum), ("min", min), ("max", max)):
             values = [v for r in rows if (v := r[f"{metric}_{part}"]) is not None]

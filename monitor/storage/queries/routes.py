@@ -22,9 +22,9 @@ from sqlalchemy import Engine, Float, Integer, Text, and_, case, cast, func, or_
 from monitor.routing.rank import DEFAULT_MIN_AVAILABILITY, RankedRoute, RouteStats, rank_routes
 from monitor.storage.models import RollupDaily, RollupHourly, SampleRow
 from monitor.storage.queries.dashfetch import CANCELLED, cancelled_count, fetch_rollups, fetch_rows
-from monitor.storage.queries.histmatrix import hist_quantiles, value_quantiles
-from monitor.storage.rollups import DAY, HOUR, day_floor, hour_floor
+from monitor.storage.queries.histmatrix import hist_quantiles, packed_quantiles, value_quantiles
 from monitor.storage.queries.targets import TargetRef, list_targets
+from monitor.storage.rollups import DAY, HOUR, day_floor, hour_floor
 
 RAW_MAX_WINDOW = timedelta(days=1)
 # `served_by` is "who answers now": the newest named upstream of the window's last hour (an index
@@ -198,26 +198,27 @@ def daily_span(engine: Engine, start: datetime, end: datetime) -> tuple[datetime
 
 
 def _rollups(engine: Engine, ids: list[str], index: dict[str, int], start: datetime, end: datetime) -> list[dict]:
-    """The hours of [start, end), whole days from the daily tier. Rows come back as they are
-    (a GROUP BY with string_agg cost PostgreSQL more than the scan) and are merged here."""
+    """The hours of [start, end), whole days from the daily tier (their packed histograms).
+    Rows come back as they are (a GROUP BY with string_agg cost PostgreSQL more than the
+    scan) and are merged here."""
     n = len(ids)
     span = daily_span(engine, start, end)
     hours = and_(_R.target.in_(ids), _R.hour >= start, _R.hour < end)
-    query = _tier_rows(_R, hours)
     if span is not None:
-        query = _tier_rows(_R, and_(hours, or_(_R.hour < span[0], _R.hour >= span[1]))).union_all(
-            _tier_rows(_D, and_(_D.target.in_(ids), _D.day >= span[0], _D.day < span[1]))
-        )
-    rows = fetch_rows(engine, query)
-    if not rows:
-        return [_route_row(0, 0, [np.nan] * 4, [np.nan], None, 0.0, 0) for _ in range(n)]
-    targets, measured, oks, costs, ttft, tps = zip(*rows, strict=True)
-    group = np.fromiter((index[t] for t in targets), dtype=np.int64, count=len(rows))
-    q_ttft, _ = hist_quantiles(ttft, group, n, QS)
-    q_tps, _ = hist_quantiles(tps, group, n, (0.5,))
-    samples = np.bincount(group, weights=measured, minlength=n)
-    ok = np.bincount(group, weights=oks, minlength=n)
-    cost = np.bincount(group, weights=np.array(costs, dtype=float), minlength=n)
+        hours = and_(hours, or_(_R.hour < span[0], _R.hour >= span[1]))
+    h_group, h_counts, h_ttft, h_tps = _tier_rows(
+        engine, index, _R, hours, cast(_R.ttft_ms_hist, Text), cast(_R.tps_hist, Text)
+    )
+    d_group, d_counts, d_ttft, d_tps = _NO_ROWS
+    if span is not None:
+        days = and_(_D.target.in_(ids), _D.day >= span[0], _D.day < span[1])
+        d_group, d_counts, d_ttft, d_tps = _tier_rows(engine, index, _D, days, _D.ttft_ms_packed, _D.tps_packed)
+    q_ttft = packed_quantiles(h_ttft, h_group, d_ttft, d_group, n, QS)
+    q_tps = packed_quantiles(h_tps, h_group, d_tps, d_group, n, (0.5,))
+    groups = np.concatenate((h_group, d_group))
+    samples, ok, cost = (
+        np.bincount(groups, weights=np.concatenate((h_counts[:, k], d_counts[:, k])), minlength=n) for k in range(3)
+    )
     # As the hourly path: rollups count no fallbacks (None), and a cost is known when any was summed.
     return [
         _route_row(samples[i], ok[i], q_ttft[i], q_tps[i], None, float(cost[i]), int(samples[i]) if cost[i] else 0)
@@ -225,16 +226,23 @@ def _rollups(engine: Engine, ids: list[str], index: dict[str, int], start: datet
     ]
 
 
-def _tier_rows(c, where):
-    """A rollup table's rows (hourly or daily) as (target, measured, ok, cost, ttft text, tps text)."""
-    return select(
-        c.target.label("target"),
-        (c.samples - cancelled_count(c)).label("measured"),
-        c.ok_count.label("ok"),
-        c.cost_usd_sum.label("cost"),
-        cast(c.ttft_ms_hist, Text).label("ttft"),
-        cast(c.tps_hist, Text).label("tps"),
-    ).where(where)
+_NO_ROWS = (np.zeros(0, dtype=np.int64), np.zeros((0, 3)), (), ())
+
+
+def _tier_rows(engine: Engine, index: dict[str, int], c, where, ttft, tps):
+    """One rollup tier's rows: (target index per row, (measured, ok, cost) per row, ttft and tps
+    histograms as stored (texts or packed))."""
+    query = select(c.target, (c.samples - cancelled_count(c)), c.ok_count, c.cost_usd_sum, ttft, tps).where(where)
+    rows = fetch_rows(engine, query)
+    if not rows:
+        return _NO_ROWS
+    targets, measured, oks, costs, ttfts, tpss = zip(*rows, strict=True)
+    return (
+        np.fromiter((index[t] for t in targets), dtype=np.int64, count=len(rows)),
+        np.array([measured, oks, costs], dtype=float).T,
+        ttfts,
+        tpss,
+    )
 
 
 def _hourly_rollups(
