@@ -190,7 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="timed runs per page (median reported)")
     parser.add_argument("--naive-runs", type=int, default=3)
     parser.add_argument("--admin-url", default=ADMIN_URL)
-    parser.add_argument("--only", default="", help="time only the pages whose name contains one of these (comma-separated)")
+    parser.add_argument(
+        "--only", default="", help="time only the pages whose name contains one of these (comma-separated)"
+    )
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--keep", action="store_true", help="keep the seeded database (its name is printed)")
     group.add_argument("--reuse", metavar="DBNAME", help="time an already seeded database")
