@@ -303,7 +303,8 @@ class RollupDaily(_RollupColumns, Base):
     Kept for completed days only (`day + 1 day <= now` when the rollup job ran), rebuilt whenever
     one of its hours is (`rollups.rollup_days`), so for every day up to the newest one here the
     daily rows equal the merge of the hourly rows. Long windows read days for their middle and
-    hours for their edges (`queries.routes`).
+    hours for their edges (`queries.routes`). On PostgreSQL the JSON histograms are stored out
+    of line and the packed ones inline (migration 0008), so that read scans narrow rows.
     """
 
     __tablename__ = "rollups_daily"

@@ -165,5 +165,33 @@ def test_the_migration_backfills_days_from_the_hourly_rows(engine):
     assert {k[1] for k in backfilled if k[1] >= today} == {today}
     if engine.dialect.name == "postgresql":
         with engine.connect() as conn:
-            options = conn.execute(text("SELECT reloptions FROM pg_class WHERE relname = 'rollups_daily'")).scalar()
-        assert "toast_tuple_target=8160" in options
+            storage = dict(
+                conn.execute(
+                    text(
+                        "SELECT attname, attstorage FROM pg_attribute "
+                        "WHERE attrelid = 'rollups_daily'::regclass AND attnum > 0"
+                    )
+                ).all()
+            )
+        assert storage["ttft_ms_hist"] == "e" and storage["ttft_ms_packed"] == "m"  # JSON out of line, packed inline
+
+
+def test_packed_histograms_give_the_figures_of_their_json():
+    import numpy as np
+
+    from monitor.storage import histogram
+    from monitor.storage.queries.histmatrix import hist_quantiles, packed_quantiles
+
+    rng = np.random.default_rng(5)
+    hists = [histogram.from_values(rng.lognormal(6, 0.5, 200)) for _ in range(6)]
+    hists.append({})
+    assert all(histogram.unpack(histogram.pack(h)) == h for h in hists)
+    groups = np.array([0, 1, 0, 2, 1, 0, 2])
+    texts = [histogram.to_json(h) for h in hists]
+    qs = (0.5, 0.9, 0.99)
+    expected, _ = hist_quantiles(texts, groups, 3, qs)
+    half = 3  # the first rows as texts (hours), the rest packed (days)
+    packed = packed_quantiles(
+        texts[:half], groups[:half], [histogram.pack(h) for h in hists[half:]], groups[half:], 3, qs
+    )
+    np.testing.assert_array_equal(packed, expected)
