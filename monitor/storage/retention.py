@@ -53,7 +53,8 @@ def apply_retention(
         conn.execute(delete(daily).where(daily.c.day < day_floor(rollup_cutoff)))
         # A dirty mark for an hour whose raw data is gone can never be recomputed.
         conn.execute(delete(dirty).where(dirty.c.hour < raw_cutoff - timedelta(days=1)))
-    rollup_days(engine, rollup_cutoff, rollup_cutoff + HOUR, now=now)
+    if deleted_rollups:  # the day the cutoff cuts lost hours: its daily rows count only those kept
+        rollup_days(engine, rollup_cutoff, rollup_cutoff + HOUR, now=now)
     return RetentionResult(tuple(dropped), deleted_samples, deleted_rollups)
 
 
