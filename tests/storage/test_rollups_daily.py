@@ -195,3 +195,32 @@ def test_packed_histograms_give_the_figures_of_their_json():
         texts[:half], groups[:half], [histogram.pack(h) for h in hists[half:]], groups[half:], 3, qs
     )
     np.testing.assert_array_equal(packed, expected)
+
+
+def test_the_minute_job_builds_a_day_once_it_has_ended(engine):
+    from monitor.storage.rollups import rollup_recent
+
+    midnight = day_floor(START) + 2 * DAY
+    samples = make_samples(6 * 30, start=midnight - 2 * HOUR, step_s=60, targets=3, agent="eu", seed=2)
+    insert_samples(engine, samples)
+    with engine.begin() as conn:
+        conn.execute(RollupDirtyHour.__table__.delete())
+    rollup_recent(engine, now=midnight - timedelta(minutes=50))  # 23:10: the day is still running
+    assert table_rows(engine, RollupDaily.__table__, "day") == {}
+    targets = list_targets(engine)
+    end = midnight - timedelta(minutes=1)
+    assert_same_stats(  # its hours answer meanwhile
+        route_stats(engine, targets, end, timedelta(days=3)),
+        route_stats(engine, targets, end, timedelta(days=3), daily=False),
+    )
+    rollup_recent(engine, now=midnight + timedelta(minutes=5))  # 00:05: 23:00 redone, the day built
+    daily = table_rows(engine, RollupDaily.__table__, "day")
+    assert {day for _, day, _ in daily} == {midnight - DAY}
+    assert sum(r["samples"] for r in daily.values()) == 120  # 22:00-23:59, the hours before midnight
+    # A window ending at 00:01 takes that day whole from the daily tier, today from hours.
+    assert daily_span(engine, midnight - 3 * DAY, midnight + timedelta(minutes=1)) == (midnight - 3 * DAY, midnight)
+    end = midnight + timedelta(minutes=1)
+    assert_same_stats(
+        route_stats(engine, targets, end, timedelta(days=3)),
+        route_stats(engine, targets, end, timedelta(days=3), daily=False),
+    )
