@@ -3,6 +3,7 @@ the naive percentile query over raw samples, in the same run.
 
     .venv/bin/python benchmarks/dashboard.py [--targets 200] [--days 30] [--runs 5]
         [--admin-url postgresql+psycopg://postgres@127.0.0.1:5432/postgres] [--keep | --reuse DBNAME]
+        [--only SUBSTRING[,SUBSTRING…]]
 
 Seeds a throwaway PostgreSQL database (`benchmarks/dashboard_seed.py`: numpy +
 binary COPY per day partition, rollups built by the service's own
@@ -10,6 +11,8 @@ binary COPY per day partition, rollups built by the service's own
 (`dashboard.data.page_loads`: the cached loaders the pages call, cache cleared
 before every run, so every figure is a cold read) and the naive query: the same
 answer computed by `percentile_cont` over raw samples. Prints a markdown table.
+The long routes windows are also timed the way they were read before the daily
+rollup tier (migration 0008: hourly rollups only), beside the current read.
 At full size (200 targets x 30 days x 1/min = 8.6 M samples) seeding takes
 76 s on 2 quiet cores (8.5 minutes under load); `--keep` leaves the database for `--reuse`.
 """
@@ -77,12 +80,15 @@ def naive_queries(at: datetime, ids_twenty: list[str], first: str) -> dict[str, 
             "GROUP BY target",
             {"start": at - timedelta(minutes=30)},
         ),
-        "Routes: all models, 7 d": (
-            "SELECT target, percentile_cont(ARRAY[0.5, 0.75, 0.9, 0.99]) WITHIN GROUP (ORDER BY ttft_ms) "
-            f"FILTER (WHERE ok), percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE ok), {FAILED}, "
-            "count(*), sum(cost_usd) FROM samples WHERE started_at >= :start GROUP BY target",
-            {"start": at - 7 * day},
-        ),
+        **{
+            f"Routes: all models, {days} d": (
+                "SELECT target, percentile_cont(ARRAY[0.5, 0.75, 0.9, 0.99]) WITHIN GROUP (ORDER BY ttft_ms) "
+                f"FILTER (WHERE ok), percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE ok), {FAILED}, "
+                "count(*), sum(cost_usd) FROM samples WHERE started_at >= :start GROUP BY target",
+                {"start": at - days * day},
+            )
+            for days in (7, 30)
+        },
         "Timeline: all targets, 24 h (default)": (
             "SELECT target, date_trunc('hour', started_at), count(*), "
             f"{FAILED}, percentile_cont(0.5) WITHIN GROUP (ORDER BY ttft_ms) FILTER (WHERE ok) "
@@ -131,15 +137,25 @@ def drop_database(admin_url: str, name: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def run_pages(engine: Engine, runs: int, naive_runs: int) -> list[tuple[str, float, float | None]]:
+def run_pages(engine: Engine, runs: int, naive_runs: int, only: str = "") -> list[tuple[str, float, float | None]]:
     import streamlit as st
 
     from dashboard import data
+    from monitor.storage.queries import routes
 
     with engine.connect() as conn:
         last = conn.execute(text("SELECT max(last_sample_at) FROM agents")).scalar()
     at = (last or datetime.now(UTC)).replace(second=0, microsecond=0) + timedelta(minutes=1)
-    loads = data.page_loads(at)
+    loads: dict[str, Callable[[], object]] = {}
+    for name, load in data.page_loads(at).items():
+        loads[name] = load
+        for days in (7, 30):  # beside each long routes window: its read before the daily tier (0008)
+            if name == f"Routes: all models, {days} d":
+                loads[f"{name}, hourly rollups only (before 0008)"] = lambda days=days: data.guarded(
+                    routes.load_routes, data.engine(), at, timedelta(days=days), daily=False
+                )
+    wanted = [w.strip() for w in only.split(",")]
+    loads = {name: load for name, load in loads.items() if any(w in name for w in wanted)}
     targets = data.targets()
     provider = targets[0].provider
     twenty = [t.id for t in targets if t.provider == provider][:20]
@@ -174,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="timed runs per page (median reported)")
     parser.add_argument("--naive-runs", type=int, default=3)
     parser.add_argument("--admin-url", default=ADMIN_URL)
+    parser.add_argument(
+        "--only", default="", help="time only the pages whose name contains one of these (comma-separated)"
+    )
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--keep", action="store_true", help="keep the seeded database (its name is printed)")
     group.add_argument("--reuse", metavar="DBNAME", help="time an already seeded database")
@@ -208,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         with engine.connect() as conn:
             samples = conn.execute(text("SELECT sum(samples) FROM rollups_hourly")).scalar() or 0
         os.environ["FIRSTTOKEN_DASHBOARD_DATABASE_URL"] = url
-        rows = run_pages(engine, args.runs, args.naive_runs)
+        rows = run_pages(engine, args.runs, args.naive_runs, args.only)
         header = (
             f"Dashboard queries on {samples / 1e6:.1f} M samples ({args.targets} targets x {args.days} days at 1/min), "
             f"PostgreSQL, {os.cpu_count()} cores; median of {args.runs} cold runs (cache cleared), "

@@ -251,6 +251,7 @@ def page_loads(at: datetime) -> dict[str, Callable[[], object]]:
         "Compare: all models, 24 h": lambda: model_stats(ids, day, at),
         "Routes: all models, 30 min (Compare)": lambda: ranked_routes(at),
         "Routes: all models, 7 d": lambda: ranked_routes(at, timedelta(days=7)),
+        "Routes: all models, 30 d": lambda: ranked_routes(at, timedelta(days=30)),
         "Timeline: all targets, 24 h (default)": lambda: (
             period_grid(None, day, at, timedelta(hours=1)),
             alerts_between(day, at),

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import struct
 from collections.abc import Iterable, Mapping
 
 SUB_BUCKETS = 32
@@ -116,6 +117,20 @@ def _value_at(items: list[tuple[int, int]], rank: int) -> float:
 
 def to_json(hist: Mapping[int, int]) -> str:
     return json.dumps({str(b): n for b, n in sorted(hist.items()) if n}, separators=(",", ":"))
+
+
+def pack(hist: Mapping[int, int]) -> bytes:
+    """The compact binary form the daily rollups also keep: (bucket, count) pairs as
+    little-endian int32, buckets ascending, no empty buckets (`histmatrix.decode_packed`)."""
+    flat = [v for b, n in sorted(hist.items()) if n for v in (b, n)]
+    return struct.pack(f"<{len(flat)}i", *flat)
+
+
+def unpack(data: bytes | None) -> Histogram:
+    if not data:
+        return {}
+    flat = struct.unpack(f"<{len(data) // 4}i", data)
+    return dict(zip(flat[0::2], flat[1::2], strict=True))
 
 
 def from_json(data: str | Mapping[str, int] | None) -> Histogram:

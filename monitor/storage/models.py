@@ -24,6 +24,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -248,19 +249,10 @@ HOUR_COVERING_COLUMNS = (
 )
 
 
-class RollupHourly(Base):
-    """One row per (target, agent, hour). Histograms hold only ok samples (DESIGN §1)."""
+class _RollupColumns:
+    """What a rollup row holds besides its key: the same columns at every grain, so merging
+    rows (an hour's per agent, a day's hours) is summing counts and adding histograms."""
 
-    __tablename__ = "rollups_hourly"
-    __table_args__ = (
-        # Covering on PostgreSQL: the Health and Timeline pages sum these columns over every
-        # target's hours; an index-only scan skips the wide histogram JSON of each row.
-        Index(None, "hour", postgresql_include=list(HOUR_COVERING_COLUMNS)),
-    )
-
-    target: Mapped[str] = mapped_column(Text, primary_key=True)
-    hour: Mapped[datetime] = mapped_column(primary_key=True)
-    agent: Mapped[str] = mapped_column(Text, primary_key=True)
     samples: Mapped[int] = mapped_column(Integer)
     ok_count: Mapped[int] = mapped_column(Integer)
     error_counts: Mapped[dict[str, Any]] = mapped_column(JSON)  # {error_kind: count}
@@ -290,6 +282,43 @@ class RollupHourly(Base):
     updated_at: Mapped[datetime]
 
 
+class RollupHourly(_RollupColumns, Base):
+    """One row per (target, agent, hour). Histograms hold only ok samples (DESIGN §1)."""
+
+    __tablename__ = "rollups_hourly"
+    __table_args__ = (
+        # Covering on PostgreSQL: the Health and Timeline pages sum these columns over every
+        # target's hours; an index-only scan skips the wide histogram JSON of each row.
+        Index(None, "hour", postgresql_include=list(HOUR_COVERING_COLUMNS)),
+    )
+
+    target: Mapped[str] = mapped_column(Text, primary_key=True)
+    hour: Mapped[datetime] = mapped_column(primary_key=True)
+    agent: Mapped[str] = mapped_column(Text, primary_key=True)
+
+
+class RollupDaily(_RollupColumns, Base):
+    """One row per (target, agent, UTC day): the merge of that day's hourly rows (migration 0008).
+
+    Kept for completed days only (`day + 1 day <= now` when the rollup job ran), rebuilt whenever
+    one of its hours is (`rollups.rollup_days`), so for every day up to the newest one here the
+    daily rows equal the merge of the hourly rows. Long windows read days for their middle and
+    hours for their edges (`queries.routes`). On PostgreSQL the JSON histograms are stored out
+    of line and the packed ones inline (migration 0008), so that read scans narrow rows.
+    """
+
+    __tablename__ = "rollups_daily"
+    __table_args__ = (Index(None, "day"),)
+
+    target: Mapped[str] = mapped_column(Text, primary_key=True)
+    day: Mapped[datetime] = mapped_column(primary_key=True)
+    agent: Mapped[str] = mapped_column(Text, primary_key=True)
+    # The histograms a long routes window merges, also packed (`histogram.pack`): numpy reads
+    # them as they are, where their JSON text is ~2 M integers to parse for a 30-day ranking.
+    ttft_ms_packed: Mapped[bytes] = mapped_column(LargeBinary)
+    tps_packed: Mapped[bytes] = mapped_column(LargeBinary)
+
+
 class RollupDirtyHour(Base):
     """Hours that received samples after the leader's regular sweep (spool replay,
     another agent's late batch): the leader recomputes and clears them."""
@@ -315,6 +344,7 @@ class JobState(Base):
 
 
 ROLLUP_METRICS: tuple[str, ...] = SAMPLE_METRICS
+PACKED_METRICS = ("ttft_ms", "tps")  # RollupDaily's `<metric>_packed` columns
 
 
 class DetectorState(Base):

@@ -1,5 +1,9 @@
 """Retention (leader only): raw samples for `retention.raw`, rollups for `retention.rollups`.
 
+Daily rollups follow the hourly ones: days wholly before the cutoff go, and the
+day the cutoff cuts is rebuilt from the hours it keeps (so a day's row never
+counts an hour that is gone).
+
 PostgreSQL drops whole day partitions (DESIGN §9: never DELETE row by row);
 SQLite, with a plain table and small volumes, deletes in chunks so the writer
 is never locked out for long.
@@ -12,8 +16,9 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Engine, bindparam, delete, text
 
-from monitor.storage.models import RollupDirtyHour, RollupHourly, UTCDateTime
+from monitor.storage.models import RollupDaily, RollupDirtyHour, RollupHourly, UTCDateTime
 from monitor.storage.partitions import drop_partitions_before
+from monitor.storage.rollups import HOUR, day_floor, rollup_days
 from monitor.units import DAY_S
 
 DEFAULT_RAW_S = 30 * DAY_S
@@ -41,11 +46,15 @@ def apply_retention(
     else:
         deleted_samples = _sqlite_delete_samples(engine, raw_cutoff)
     rollups = RollupHourly.__table__
+    daily = RollupDaily.__table__
     dirty = RollupDirtyHour.__table__
     with engine.begin() as conn:
         deleted_rollups = conn.execute(delete(rollups).where(rollups.c.hour < rollup_cutoff)).rowcount
+        conn.execute(delete(daily).where(daily.c.day < day_floor(rollup_cutoff)))
         # A dirty mark for an hour whose raw data is gone can never be recomputed.
         conn.execute(delete(dirty).where(dirty.c.hour < raw_cutoff - timedelta(days=1)))
+    if deleted_rollups:  # the day the cutoff cuts lost hours: its daily rows count only those kept
+        rollup_days(engine, rollup_cutoff, rollup_cutoff + HOUR, now=now)
     return RetentionResult(tuple(dropped), deleted_samples, deleted_rollups)
 
 

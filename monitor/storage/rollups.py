@@ -11,6 +11,14 @@ samples committed just after an hour ends and agents' clocks disagreeing.
 Rows are only ever upserted, never deleted: once retention has dropped an
 hour's raw samples, recomputing it finds nothing and leaves the rollup alone.
 
+Daily rollups (`rollups_daily`, migration 0008) are the merge of a UTC day's
+hourly rows, so a 30-day window reads ~30 rows a target instead of 720. Every
+path that writes hours rebuilds the completed days they fall in (`rollup_days`:
+`rollup_hours` itself, `rollup_dirty` once per day, retention for the day its
+cutoff cuts): for every day up to the newest daily row, the daily rows equal the
+merge of that day's hourly rows. The current day is not kept (the minute job
+would rebuild a growing day every minute); readers take its hours.
+
 PostgreSQL aggregates server-side in one GROUP BY (`rollups_pg.py`); SQLite
 reads the few needed columns and aggregates here.
 """
@@ -27,21 +35,35 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from monitor.storage import histogram
-from monitor.storage.models import ROLLUP_METRICS, JobState, RollupDirtyHour, RollupHourly, SampleRow
+from monitor.storage.models import (
+    PACKED_METRICS,
+    ROLLUP_METRICS,
+    JobState,
+    RollupDaily,
+    RollupDirtyHour,
+    RollupHourly,
+    SampleRow,
+)
 from monitor.storage.rollups_pg import aggregate as aggregate_pg
 from monitor.storage.rollups_pg import upsert as upsert_pg
 
 HOUR = timedelta(hours=1)
+DAY = timedelta(days=1)
 GRACE = timedelta(minutes=15)
 # A leader returning after a long gap catches up at most this far back.
 MAX_CATCHUP = timedelta(days=31)
 JOB = "rollups"
 _TABLE = RollupHourly.__table__
+_DAILY = RollupDaily.__table__
 _KEY = ("target", "hour", "agent")
 
 
 def hour_floor(moment: datetime) -> datetime:
     return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+
+
+def day_floor(moment: datetime) -> datetime:
+    return hour_floor(moment).replace(hour=0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,9 +73,15 @@ class RollupRun:
     rows: int
 
 
-def rollup_hours(engine: Engine, start_hour: datetime, end_hour: datetime, *, now: datetime | None = None) -> int:
-    """Recompute every hour in [hour_floor(start_hour), end_hour); returns rows upserted."""
+def rollup_hours(
+    engine: Engine, start_hour: datetime, end_hour: datetime, *, now: datetime | None = None, days: bool = True
+) -> int:
+    """Recompute every hour in [hour_floor(start_hour), end_hour); returns rows upserted.
+
+    Then (unless `days` is False: the caller rebuilds them itself) the daily rows of the
+    completed days those hours fall in."""
     now = now or datetime.now(UTC)
+    first = hour_floor(start_hour)
     total, hour = 0, hour_floor(start_hour)
     while hour < end_hour:
         with engine.begin() as conn:
@@ -65,7 +93,62 @@ def rollup_hours(engine: Engine, start_hour: datetime, end_hour: datetime, *, no
                     conn.execute(_upsert(sqlite_insert), rows)
                 total += len(rows)
         hour += HOUR
+    if days:
+        rollup_days(engine, first, end_hour, now=now)
     return total
+
+
+def rollup_days(engine: Engine, start: datetime, end: datetime, *, now: datetime | None = None) -> int:
+    """Rebuild the daily rows of every completed UTC day (`day + 1 day <= now`) that overlaps
+    [start, end) from its hourly rows; returns rows written. A day whose hours are all gone
+    loses its rows."""
+    now = now or datetime.now(UTC)
+    day, last = day_floor(start), min(end, day_floor(now))  # completed: day < day_floor(now)
+    total = 0
+    h, d = _TABLE.c, _DAILY.c
+    while day < last:
+        with engine.begin() as conn:
+            rows = (
+                conn.execute(select(_TABLE).where(h.hour >= day, h.hour < day + DAY).order_by(h.hour)).mappings().all()
+            )
+            groups: dict[tuple[str, str], list[Any]] = defaultdict(list)
+            for row in rows:
+                groups[(row["target"], row["agent"])].append(row)
+            merged = [merge_rows(target, day, agent, hours, now) for (target, agent), hours in groups.items()]
+            conn.execute(_DAILY.delete().where(d.day == day))
+            if merged:
+                conn.execute(_DAILY.insert(), merged)
+        total += len(merged)
+        day += DAY
+    return total
+
+
+def merge_rows(target: str, day: datetime, agent: str, rows: list[Any], now: datetime) -> dict[str, Any]:
+    """One daily row from hourly rows (mappings of rollups_hourly columns; pure): counts and
+    sums added, minima and maxima taken, histograms and error counts merged."""
+    errors: dict[str, int] = defaultdict(int)
+    for r in rows:
+        for kind, n in (r["error_counts"] or {}).items():
+            errors[kind] += n
+    out: dict[str, Any] = {
+        "target": target,
+        "day": day,
+        "agent": agent,
+        "error_counts": dict(sorted(errors.items())),
+        "updated_at": now,
+    }
+    for column in ("samples", "ok_count", "input_tokens_sum", "output_tokens_sum", "cost_usd_sum"):
+        out[column] = sum(r[column] or 0 for r in rows)
+    for metric in ROLLUP_METRICS:
+        hist = histogram.merge(histogram.from_json(r[f"{metric}_hist"]) for r in rows)
+        out[f"{metric}_hist"] = {str(b): n for b, n in sorted(hist.items()) if n}
+        if metric in PACKED_METRICS:
+            out[f"{metric}_packed"] = histogram.pack(hist)
+        out[f"{metric}_count"] = sum(r[f"{metric}_count"] or 0 for r in rows)
+        for part, fn in (("sum", sum), ("min", min), ("max", max)):
+            values = [v for r in rows if (v := r[f"{metric}_{part}"]) is not None]
+            out[f"{metric}_{part}"] = fn(values) if values else None
+    return out
 
 
 def rollup_recent(engine: Engine, now: datetime | None = None) -> RollupRun:
@@ -101,8 +184,11 @@ def rollup_dirty(engine: Engine, now: datetime | None = None) -> list[datetime]:
     table = RollupDirtyHour.__table__
     with engine.connect() as conn:
         marks = conn.execute(select(table.c.hour, table.c.version).order_by(table.c.hour)).all()
+    for hour, _ in marks:
+        rollup_hours(engine, hour, hour + HOUR, now=now, days=False)
+    for day in sorted({day_floor(hour) for hour, _ in marks}):  # each day once, before its marks go
+        rollup_days(engine, day, day + DAY, now=now)
     for hour, version in marks:
-        rollup_hours(engine, hour, hour + HOUR, now=now)
         with engine.begin() as conn:
             conn.execute(table.delete().where(table.c.hour == hour, table.c.version == version))
     return [hour for hour, _ in marks]

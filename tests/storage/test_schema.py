@@ -18,6 +18,7 @@ EXPECTED_TABLES = {
     "notification_outbox",
     "silences",
     "rollups_hourly",
+    "rollups_daily",
     "rollup_dirty_hours",
     "job_state",
 }

@@ -28,15 +28,15 @@ _R = RollupHourly.__table__.c
 CANCELLED = "cancelled"
 
 
-def cancelled_count():
-    """Cancelled probes of a rollup row, from its `error_counts` JSON.
+def cancelled_count(columns=_R):
+    """Cancelled probes of a rollup row (hourly, or another tier's `columns`), from its `error_counts` JSON.
 
     Most rows have no cancellation: a LIKE on the stored text (free: `json` is
     stored as text) spares parsing the document of every row, which cost
     PostgreSQL more than the rest of a 30,000-row scan.
     """
-    has = cast(_R.error_counts, Text).like(f'%"{CANCELLED}"%')
-    return case((has, func.coalesce(_R.error_counts[CANCELLED].as_integer(), 0)), else_=0)
+    has = cast(columns.error_counts, Text).like(f'%"{CANCELLED}"%')
+    return case((has, func.coalesce(columns.error_counts[CANCELLED].as_integer(), 0)), else_=0)
 
 
 def epoch_s(column, engine: Engine):
@@ -137,7 +137,8 @@ class RollupRows:
         return int(self.hour_s.size)
 
 
-def _concat(engine: Engine, text_expr):
+def concat_texts(engine: Engine, text_expr):
+    """Texts of a group joined with commas (histogram texts: `decode` reads `{..},{..}` as one)."""
     if engine.dialect.name == "postgresql":
         return func.string_agg(text_expr, ",")
     return func.group_concat(text_expr, ",")
@@ -174,7 +175,7 @@ def fetch_rollups(
             slot * bucket_s,
             _R.target,
             *(cast(func.sum(v), Integer) for v in values),
-            *(_concat(engine, t) for t in texts),
+            *(concat_texts(engine, t) for t in texts),
         ).group_by(slot, _R.target)
     else:
         query = select(hour, _R.target, *(cast(v, Integer) for v in values), *texts)

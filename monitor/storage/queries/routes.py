@@ -1,8 +1,12 @@
 """What each route measured over a window, for `firsttoken routes` and GET /routes.
 
 A window of a day or less reads raw samples (exact percentiles, fallbacks,
-cost; PostgreSQL aggregates them itself, SQLite hands them to numpy); a longer one reads the hourly rollups (DESIGN §9: raw samples are never
-scanned for more than a day). Either way the newest `served_by` comes from
+cost; PostgreSQL aggregates them itself, SQLite hands them to numpy); a longer one reads the rollups (DESIGN §9: raw samples are never
+scanned for more than a day): the hours it covers, with every whole UTC day in
+its middle read from the daily rollups instead of as 24 hourly rows (a 30-day
+window: ~54 rows a target instead of 720). Daily rows are the merge of their
+hours, so the answer is the hourly one exactly (cost sums up to float rounding).
+Either way the newest `served_by` comes from
 the window's last hour, and the OpenRouter-shaped uptimes from raw counts
 over the last 30 minutes plus the rollups of the last day.
 """
@@ -13,13 +17,14 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import numpy as np
-from sqlalchemy import Engine, Float, Integer, and_, case, cast, func, select, text
+from sqlalchemy import Engine, Float, Integer, Text, and_, case, cast, func, or_, select, text
 
 from monitor.routing.rank import DEFAULT_MIN_AVAILABILITY, RankedRoute, RouteStats, rank_routes
-from monitor.storage.models import RollupHourly, SampleRow
+from monitor.storage.models import RollupDaily, RollupHourly, SampleRow
 from monitor.storage.queries.dashfetch import CANCELLED, cancelled_count, fetch_rollups, fetch_rows
-from monitor.storage.queries.histmatrix import hist_quantiles, value_quantiles
+from monitor.storage.queries.histmatrix import hist_quantiles, packed_quantiles, value_quantiles
 from monitor.storage.queries.targets import TargetRef, list_targets
+from monitor.storage.rollups import DAY, HOUR, day_floor, hour_floor
 
 RAW_MAX_WINDOW = timedelta(days=1)
 # `served_by` is "who answers now": the newest named upstream of the window's last hour (an index
@@ -29,6 +34,7 @@ QS = (0.5, 0.75, 0.9, 0.99)
 UPTIME_WINDOWS = {"5m": timedelta(minutes=5), "30m": timedelta(minutes=30)}
 _S = SampleRow.__table__.c
 _R = RollupHourly.__table__.c
+_D = RollupDaily.__table__.c
 
 
 def _f(x: float) -> float | None:
@@ -36,10 +42,18 @@ def _f(x: float) -> float | None:
 
 
 def route_stats(
-    engine: Engine, targets: Sequence[TargetRef], end: datetime, window: timedelta, *, uptimes: bool = False
+    engine: Engine,
+    targets: Sequence[TargetRef],
+    end: datetime,
+    window: timedelta,
+    *,
+    uptimes: bool = False,
+    daily: bool = True,
 ) -> list[RouteStats]:
     """One RouteStats per target over [end - window, end). `uptimes` adds the
-    OpenRouter endpoint windows (5 min, 30 min, 1 day) that GET /routes returns."""
+    OpenRouter endpoint windows (5 min, 30 min, 1 day) that GET /routes returns.
+    `daily=False` reads a long window from hourly rollups only (the reference the
+    daily tier must equal; the tests and the benchmark compare the two)."""
     if not targets:
         return []
     start = end - window
@@ -53,7 +67,7 @@ def route_stats(
         if window <= RAW_MAX_WINDOW:
             measured = _raw(engine, ids, index, start, end)
         else:
-            measured = _rollups(engine, ids, index, start, end)
+            measured = (_rollups if daily else _hourly_rollups)(engine, ids, index, start, end)
         served = _last_served_by(engine, ids, recent, end)
     up = _uptimes(engine, ids, index, end) if uptimes else [{} for _ in range(n)]
     out = []
@@ -162,7 +176,79 @@ def _raw(engine: Engine, ids: list[str], index: dict[str, int], start: datetime,
     ]
 
 
+def _hour_ceil(moment: datetime) -> datetime:
+    floor = hour_floor(moment)
+    return floor if floor == moment else floor + HOUR
+
+
+def daily_span(engine: Engine, start: datetime, end: datetime) -> tuple[datetime, datetime] | None:
+    """[first, last) whole UTC days whose every hour `h` has start <= h < end (the hours an
+    hourly read takes) and whose daily rollups are built (up to the newest daily row);
+    None when there is no such day."""
+    first = day_floor(_hour_ceil(start) + DAY - HOUR)  # the first midnight at or after the first hour
+    last = day_floor(_hour_ceil(end))
+    if last <= first:
+        return None
+    with engine.connect() as conn:
+        newest = conn.execute(select(func.max(_D.day))).scalar()
+    if newest is None:
+        return None
+    last = min(last, newest + DAY)
+    return (first, last) if first < last else None
+
+
 def _rollups(engine: Engine, ids: list[str], index: dict[str, int], start: datetime, end: datetime) -> list[dict]:
+    """The hours of [start, end), whole days from the daily tier (their packed histograms).
+    Rows come back as they are (a GROUP BY with string_agg cost PostgreSQL more than the
+    scan) and are merged here."""
+    n = len(ids)
+    span = daily_span(engine, start, end)
+    hours = and_(_R.target.in_(ids), _R.hour >= start, _R.hour < end)
+    if span is not None:
+        hours = and_(hours, or_(_R.hour < span[0], _R.hour >= span[1]))
+    h_group, h_counts, h_ttft, h_tps = _tier_rows(
+        engine, index, _R, hours, cast(_R.ttft_ms_hist, Text), cast(_R.tps_hist, Text)
+    )
+    d_group, d_counts, d_ttft, d_tps = _NO_ROWS
+    if span is not None:
+        days = and_(_D.target.in_(ids), _D.day >= span[0], _D.day < span[1])
+        d_group, d_counts, d_ttft, d_tps = _tier_rows(engine, index, _D, days, _D.ttft_ms_packed, _D.tps_packed)
+    q_ttft = packed_quantiles(h_ttft, h_group, d_ttft, d_group, n, QS)
+    q_tps = packed_quantiles(h_tps, h_group, d_tps, d_group, n, (0.5,))
+    groups = np.concatenate((h_group, d_group))
+    samples, ok, cost = (
+        np.bincount(groups, weights=np.concatenate((h_counts[:, k], d_counts[:, k])), minlength=n) for k in range(3)
+    )
+    # As the hourly path: rollups count no fallbacks (None), and a cost is known when any was summed.
+    return [
+        _route_row(samples[i], ok[i], q_ttft[i], q_tps[i], None, float(cost[i]), int(samples[i]) if cost[i] else 0)
+        for i in range(n)
+    ]
+
+
+_NO_ROWS = (np.zeros(0, dtype=np.int64), np.zeros((0, 3)), (), ())
+
+
+def _tier_rows(engine: Engine, index: dict[str, int], c, where, ttft, tps):
+    """One rollup tier's rows: (target index per row, (measured, ok, cost) per row, ttft and tps
+    histograms as stored (texts or packed))."""
+    query = select(c.target, (c.samples - cancelled_count(c)), c.ok_count, c.cost_usd_sum, ttft, tps).where(where)
+    rows = fetch_rows(engine, query)
+    if not rows:
+        return _NO_ROWS
+    targets, measured, oks, costs, ttfts, tpss = zip(*rows, strict=True)
+    return (
+        np.fromiter((index[t] for t in targets), dtype=np.int64, count=len(rows)),
+        np.array([measured, oks, costs], dtype=float).T,
+        ttfts,
+        tpss,
+    )
+
+
+def _hourly_rollups(
+    engine: Engine, ids: list[str], index: dict[str, int], start: datetime, end: datetime
+) -> list[dict]:
+    """Hourly rollups only (before the daily tier; `route_stats(daily=False)`)."""
     n = len(ids)
     span_s = 3600 * (int((end - start).total_seconds() // 3600) + 2)  # one bucket: a row per target
     rows = fetch_rollups(engine, start, end, ids, bucket_s=span_s)
@@ -284,6 +370,7 @@ def load_routes(
     min_availability: float = DEFAULT_MIN_AVAILABILITY,
     by: str = "ttft",
     endpoint: bool = False,
+    daily: bool = True,
 ) -> tuple[list[RankedRoute], dict[str, RouteStats]]:
     """Ranked routes with samples in the window (`model` matches the canonical name
     or the provider's id); with `endpoint`, also each target's last-30-minute stats
@@ -293,7 +380,7 @@ def load_routes(
         for t in list_targets(engine)
         if (model is None or model in (t.canonical, t.model)) and (prompt is None or t.prompt == prompt)
     ]
-    stats = [s for s in route_stats(engine, targets, end, window) if s.samples]
+    stats = [s for s in route_stats(engine, targets, end, window, daily=daily) if s.samples]
     ranked = rank_routes(stats, min_availability, by)
     recent: dict[str, RouteStats] = {}
     if endpoint and ranked:
