@@ -159,9 +159,14 @@ def rollup_recent(engine: Engine, now: datetime | None = None) -> RollupRun:
     with engine.connect() as conn:
         done = conn.execute(select(state.c.done_until).where(state.c.name == JOB)).scalar()
     start = max(done or current - HOUR, current - MAX_CATCHUP)
-    rows = rollup_hours(engine, start, current + HOUR, now=now)
+    rows = rollup_hours(engine, start, current + HOUR, now=now, days=False)
+    until = hour_floor(now - GRACE)
+    # A day is built once, when the watermark leaves it (its hours are final, GRACE past
+    # midnight), not on every run while its last hour is still being redone: at thousands of
+    # targets a day's merge is seconds of CPU. Until then readers take its hours.
+    rollup_days(engine, start, day_floor(until), now=now)
     stmt = (pg_insert if engine.dialect.name == "postgresql" else sqlite_insert)(state)
-    stmt = stmt.values(name=JOB, done_until=hour_floor(now - GRACE), updated_at=now)
+    stmt = stmt.values(name=JOB, done_until=until, updated_at=now)
     stmt = stmt.on_conflict_do_update(
         index_elements=["name"], set_={"done_until": stmt.excluded.done_until, "updated_at": stmt.excluded.updated_at}
     )

@@ -213,7 +213,13 @@ def test_the_minute_job_builds_a_day_once_it_has_ended(engine):
         route_stats(engine, targets, end, timedelta(days=3)),
         route_stats(engine, targets, end, timedelta(days=3), daily=False),
     )
-    rollup_recent(engine, now=midnight + timedelta(minutes=5))  # 00:05: 23:00 redone, the day built
+    rollup_recent(engine, now=midnight + timedelta(minutes=5))  # 00:05: 23:00 redone, the day not yet final
+    assert table_rows(engine, RollupDaily.__table__, "day") == {}
+    assert_same_stats(  # its hours answer meanwhile
+        route_stats(engine, targets, midnight + timedelta(minutes=5), timedelta(days=3)),
+        route_stats(engine, targets, midnight + timedelta(minutes=5), timedelta(days=3), daily=False),
+    )
+    rollup_recent(engine, now=midnight + timedelta(minutes=16))  # past the grace: the day is built, once
     daily = table_rows(engine, RollupDaily.__table__, "day")
     assert {day for _, day, _ in daily} == {midnight - DAY}
     assert sum(r["samples"] for r in daily.values()) == 120  # 22:00-23:59, the hours before midnight
