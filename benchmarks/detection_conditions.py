@@ -74,9 +74,10 @@ def build(which: str, k: int, seed: int, sigma: float) -> Case:
     return Case(which, series, settings, tuple(Event(c.start, c.end, True) for c in changes), GRACE)
 
 
-def plan(months: Months) -> list[tuple[str, float, list]]:
+def plan(months: Months, seed_sets: Sequence[str] = tuple(SEED_SETS)) -> list[tuple[str, float, list]]:
     out = []
-    for set_name, seed in SEED_SETS.items():
+    for set_name in seed_sets:
+        seed = SEED_SETS[set_name]
         for sigma in SIGMAS:
             recipes = [
                 partial(build, which, k, seed, sigma)
@@ -87,9 +88,11 @@ def plan(months: Months) -> list[tuple[str, float, list]]:
     return out
 
 
-def run(months: Months = FULL, jobs: int = 2, tuning=()) -> list[tuple[str, float | None, Score]]:
-    """[(seed set, sigma or None for all levels together, Score)]."""
-    planned = plan(months)
+def run(
+    months: Months = FULL, jobs: int = 2, tuning=(), seed_sets: Sequence[str] = tuple(SEED_SETS)
+) -> list[tuple[str, float | None, Score]]:
+    """[(seed set, sigma or None for all levels together, Score)]; `seed_sets` ("tune" while tuning) picks the seeds."""
+    planned = plan(months, seed_sets)
     recipes = [r for _, _, rs in planned for r in rs]
     work = partial(run_case, tuning=tuple(tuning))
     if jobs > 1:

@@ -34,7 +34,7 @@ from monitor.alerts.detectors.base import DAY_S, HOUR_S
 from monitor.alerts.detectors.stats import median
 
 BINS = 24
-HARMONICS = 2
+HARMONICS = 6
 MIN_HOURS = 18
 MEMORY_DAYS = 5
 
@@ -117,8 +117,12 @@ def cycle_offset(coef: list[float], ts: float) -> float:
         return 0.0
     theta = 2 * math.pi * (ts % DAY_S) / DAY_S
     c1, s1 = math.cos(theta), math.sin(theta)
-    # Second harmonic from the first by the double-angle formulas: two trig calls per offset, not four.
-    return coef[0] * c1 + coef[1] * s1 + coef[2] * (c1 * c1 - s1 * s1) + coef[3] * (2 * s1 * c1)
+    # Higher harmonics from the first by the angle-sum formulas: two trig calls per offset, not 2k.
+    total, ck, sk = 0.0, c1, s1
+    for k in range(0, len(coef), 2):
+        total += coef[k] * ck + coef[k + 1] * sk
+        ck, sk = ck * c1 - sk * s1, sk * c1 + ck * s1
+    return total
 
 
 def _fill_gaps(values: list[float | None]) -> list[float]:
