@@ -22,14 +22,21 @@ it roughly normal and a 2x shift the same distance at 200 ms as at 2 s;
    contaminated by spikes (`stats.mixture_llr`): a spike far from every
    hypothesis adds almost nothing, and no sample can add more than about
    5 nats, whatever its size.
-4. Raise when any chart passes its threshold: `h_fast` (7.25) for shifts of
-   2.4-4 noise sds, where a 2x shift of typical TTFT noise sits and three
-   samples suffice; `h_slow` (11) for smaller shifts, which have long
+4. Raise when any chart passes its threshold: `h_fast` (8) for shifts of
+   2.4-4 noise sds; `h_slow` (11) for smaller shifts, which have long
    memory and so more chances to drift up; `h_big` (12) for shifts of 4+
-   sds, where each sample looks like a spike and three spikes that happen
-   to agree must not page. `for_evaluations` consecutive raising
-   evaluations make it fire: a single spike can raise a chart for one
-   evaluation at most, the next ordinary sample takes it back down.
+   sds or 3x and more, where each sample looks like a spike and three
+   spikes that happen to agree must not page. Evidence is not effect: a
+   chart's alarm must also show 0.8 x min_change in the median since the
+   change began (all of it until a day is learned), or a plateau's edge a
+   fraction of min_change high would page once it had lasted long enough.
+   Beside the charts, a fast path (`sustained.py`) raises when the newest
+   three samples are all 2 noise sds and 0.8 x min_change above the
+   baseline and alike but for one spike: the charts, which discount each
+   sample for correlated noise and cap it as a possible spike, take five
+   or six samples over a large shift. `for_evaluations` consecutive
+   raising evaluations make it fire: a single spike can raise a chart for
+   one evaluation at most, the next ordinary sample takes it back down.
 5. While pending or firing, samples leaving the recent window go to a
    quarantine instead of the baseline, and the baseline is frozen: a shift
    never becomes its own reference while it is being judged.

@@ -8,9 +8,11 @@ to page on the afternoon rise. So the detector divides the cycle out first.
 How: the mean log value of each UTC hour is collected for a whole day. When
 the day ends its shape — each hour minus the median hour — joins the last
 five days' shapes. The profile is, hour by hour, the median over those days,
-smoothed to its first two daily harmonics (a 24-hour and a 12-hour wave):
-four numbers instead of 24 noisy ones, which matters at 5-minute sampling
-where an hour holds 12 samples.
+smoothed to its first daily harmonics: the 24-hour and 12-hour waves always,
+the 8-, 6-, 4.8- and 4-hour ones only where they stand above the noise (a
+business-hours plateau needs them for its edges, a sine cycle does not):
+at most 12 numbers instead of 24 noisy ones, which matters at 5-minute
+sampling where an hour holds 12 samples.
 
 Why this shape of estimate: a level shift is not part of the cycle. Samples
 the detector judged to be a regression never get here (it quarantines
