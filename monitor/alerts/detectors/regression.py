@@ -22,7 +22,7 @@ it roughly normal and a 2x shift the same distance at 200 ms as at 2 s;
    contaminated by spikes (`stats.mixture_llr`): a spike far from every
    hypothesis adds almost nothing, and no sample can add more than about
    5 nats, whatever its size.
-4. Raise when any chart passes its threshold: `h_fast` (8) for shifts of
+4. Raise when any chart passes its threshold: `h_fast` (7.75) for shifts of
    2.4-4 noise sds; `h_slow` (11) for smaller shifts, which have long
    memory and so more chances to drift up; `h_big` (12) for shifts of 4+
    sds or 3x and more, where each sample looks like a spike and three
