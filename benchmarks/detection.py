@@ -1,6 +1,7 @@
 """Detection quality on labelled synthetic series (DESIGN §7, issue 5).
 
     .venv/bin/python benchmarks/detection.py [--quick] [--jobs N] [--sigma 0.25] [--seed 1]
+        [--suite original|conditions|both] [--seeds tune|held-out|both]
 
 About 170 s of CPU: 1.5 minutes on 2 idle cores (`--quick` is a quarter of it).
 Every rule uses the `DetectorSettings` defaults apart from what is listed below.

@@ -1,6 +1,8 @@
 """Detection per condition on the second generator (issue 13), tuned and held-out seeds apart.
 
-    .venv/bin/python benchmarks/detection.py --suite conditions [--quick] [--jobs N]
+    .venv/bin/python benchmarks/detection.py --suite conditions [--seeds tune|held-out|both] [--quick] [--jobs N]
+
+While tuning, `--seeds tune` runs the tune seeds only, so the held-out ones stay unseen.
 
 Series from `monitor/alerts/detectors/synthetic_b.py` (AR(1) Student-t noise,
 clustered 3-12x spikes on 1.5% of samples, a business-hours cycle, shifts of

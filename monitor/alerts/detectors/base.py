@@ -46,7 +46,7 @@ class DetectorSettings:
     recent_samples: int = 12  # newest samples kept out of the baseline: a shift must not teach itself
     h_slow: float = 11.0  # evidence (nats) to raise, charts for shifts under 2.4 noise sds
     # Charts for shifts of 2.4-4 noise sds (and under 3x). Was 7.25, for "2x within 3 samples", which is mostly
-    # the fast path's now (sustained.py): 7.75 took the second generator's false alarms from 0.94 to 0.77 a
+    # the fast path's now (sustained.py): 7.75 took the second generator's false alarms from 1.02 to 0.77 a
     # target-month (tune seeds); 8 to 0.67, but a 2x step at 1-minute sampling then paged a sample later.
     h_fast: float = 7.75
     h_big: float = 12.0  # charts for shifts of 4+ sds, where one sample looks like a spike

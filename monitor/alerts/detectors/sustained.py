@@ -26,9 +26,9 @@ import math
 from collections.abc import Sequence
 
 SAMPLES = 3
-# Tune seeds: a 2.5-sd band caught 39% of 2x steps within 3 samples against 47% at 2 sds, at equal
-# false alarms; 1.75 and 1.5 sds caught 50% and 56% but doubled the false alarms (noise that is
-# correlated from sample to sample stays above a low band for four samples often enough).
+# Tune seeds: 2 sds caught 45% of the 2x steps within 3 samples at 0.67 false alarms a target-month
+# (h_fast 8); 1.75 and 1.5 sds caught 50% and 56% but at 1.44 and 2.62 (noise correlated from sample
+# to sample stays above a low band for four samples often enough); 2.5 sds caught 39%.
 BAND_SDS = 2.0
 SPREAD_SDS = 4.5  # three samples of one level spread wider than 4.5 sds 0.3% of the time
 # A sample this far above the level (3x) is as likely a spike as a shift: both generators' spikes are
