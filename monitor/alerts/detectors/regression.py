@@ -22,14 +22,21 @@ it roughly normal and a 2x shift the same distance at 200 ms as at 2 s;
    contaminated by spikes (`stats.mixture_llr`): a spike far from every
    hypothesis adds almost nothing, and no sample can add more than about
    5 nats, whatever its size.
-4. Raise when any chart passes its threshold: `h_fast` (7.25) for shifts of
-   2.4-4 noise sds, where a 2x shift of typical TTFT noise sits and three
-   samples suffice; `h_slow` (11) for smaller shifts, which have long
+4. Raise when any chart passes its threshold: `h_fast` (7.75) for shifts of
+   2.4-4 noise sds; `h_slow` (11) for smaller shifts, which have long
    memory and so more chances to drift up; `h_big` (12) for shifts of 4+
-   sds, where each sample looks like a spike and three spikes that happen
-   to agree must not page. `for_evaluations` consecutive raising
-   evaluations make it fire: a single spike can raise a chart for one
-   evaluation at most, the next ordinary sample takes it back down.
+   sds or 3x and more, where each sample looks like a spike and three
+   spikes that happen to agree must not page. Evidence is not effect: a
+   chart's alarm must also show 0.8 x min_change in the median since the
+   change began (all of it until a day is learned), or a plateau's edge a
+   fraction of min_change high would page once it had lasted long enough.
+   Beside the charts, a fast path (`sustained.py`) raises when the newest
+   three samples are all 2 noise sds and 0.8 x min_change above the
+   baseline and alike but for one spike: the charts, which discount each
+   sample for correlated noise and cap it as a possible spike, take five
+   or six samples over a large shift. `for_evaluations` consecutive
+   raising evaluations make it fire: a single spike can raise a chart for
+   one evaluation at most, the next ordinary sample takes it back down.
 5. While pending or firing, samples leaving the recent window go to a
    quarantine instead of the baseline, and the baseline is frozen: a shift
    never becomes its own reference while it is being judged.
@@ -58,6 +65,7 @@ from typing import Any
 from monitor.alerts.detectors.base import FIRING, OK, PENDING, DetectorSettings, Evaluation, Lifecycle
 from monitor.alerts.detectors.baseline import Baseline
 from monitor.alerts.detectors.stats import median, mixture_llr
+from monitor.alerts.detectors.sustained import SAMPLES, SPIKE_LOG, sustained_shift
 
 STATE_VERSION = 1
 GRID_RATIO = 1.3
@@ -70,6 +78,9 @@ SLOW_SDS, BIG_SDS = 2.4, 4.0
 REFERENCE_INTERVAL_S = 60.0
 EASE_PER_LOG_INTERVAL = 0.5
 EASE_LIMIT = 2.0
+# An alarm must show this share of min_change in the median since the change began (evidence is not
+# effect: see observe). 0.8 on the tune seeds: 0.7 let plateau edges through, 0.9 cost recall at sd 0.3.
+EFFECT_SHARE = 0.8
 
 
 def shift_grid(min_change: float) -> list[float]:
@@ -118,15 +129,20 @@ class RegressionDetector:
             if phi > 0.0:
                 # Correlated noise: a sum of n residuals is (1 + phi) / (1 - phi) times as variable as
                 # n independent ones, so each sample is worth that much less evidence. On the second
-                # generator (phi 0.25) this took false alarms from 12 to ~1.5 a target-month.
+                # generator (phi 0.25) this took false alarms from 12 to ~1.5 a target-month. It slows
+                # large shifts too, which the fast path (sustained.py) catches instead.
                 inflation = (1.0 + phi) / (1.0 - phi)
                 llr = [gain / inflation for gain in llr]
             raising = self._update_charts(llr, scale, ts)
-            if raising and life.state == OK and not base.profile.active:
-                # Until a day is learned the baseline lags the daily cycle, and a CUSUM adds up a lag
-                # however wide the scale: so a first-day alarm must show the full min_change in the
-                # median since the change began, not just evidence for it.
-                raising = base.recent_median(self.change_ts) - level >= self.mus[0]
+            if raising and life.state == OK:
+                # Evidence is not effect: a CUSUM adds up any steady excess however small, so a plateau's
+                # edge or a weekend's lower level, a fraction of min_change, reaches its threshold too. An
+                # alarm must show most of min_change in the median since the change began (all of it
+                # until a day is learned, while the baseline lags the daily cycle).
+                gate = EFFECT_SHARE if base.profile.active else 1.0
+                raising = base.recent_median(self.change_ts) - level >= gate * self.mus[0]
+            if not raising and life.state != FIRING:
+                raising = self._sustained(scale)
         clear = False
         if life.state == FIRING:
             # Evidence for "back at the baseline" against "still min_change up": minus the smallest chart's ratio.
@@ -170,7 +186,9 @@ class RegressionDetector:
         raising, best = False, 0.0
         ease = self._ease()
         for j, (mu, gain) in enumerate(zip(self.mus, llr, strict=True)):
-            h = (s.h_slow if mu < SLOW_SDS * scale else s.h_fast if mu < BIG_SDS * scale else s.h_big) - ease
+            # A shift as large as a spike (3x) gets the spike threshold whatever the noise: a run of spikes.
+            big = mu >= BIG_SDS * scale or mu >= SPIKE_LOG
+            h = (s.h_slow if mu < SLOW_SDS * scale else s.h_big if big else s.h_fast) - ease
             if self.charts[j] <= 0.0:
                 self.run_start[j] = ts
             total = max(0.0, self.charts[j] + gain)
@@ -180,6 +198,18 @@ class RegressionDetector:
                     best, self.change_ts = total / h, self.run_start[j]
             self.charts[j] = min(total, 2 * h)  # capped, so old evidence cannot keep an alarm up forever
         return raising
+
+    def _sustained(self, scale: float) -> bool:
+        """The fast path (sustained.py): the newest samples all well above the baseline band."""
+        base = self.base
+        newest = list(base.recent)[-SAMPLES:]
+        residuals = [x - base.level(t) for t, x in newest]
+        gate = EFFECT_SHARE if base.profile.active else 1.0
+        if not sustained_shift(residuals, scale, gate * self.mus[0]):
+            return False
+        if self.life.state == OK:
+            self.change_ts = newest[0][0]
+        return True
 
     def _ease(self) -> float:
         """How much lower than at 1-minute sampling the thresholds are, from the recent sampling interval."""

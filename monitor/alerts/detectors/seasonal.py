@@ -8,9 +8,11 @@ to page on the afternoon rise. So the detector divides the cycle out first.
 How: the mean log value of each UTC hour is collected for a whole day. When
 the day ends its shape — each hour minus the median hour — joins the last
 five days' shapes. The profile is, hour by hour, the median over those days,
-smoothed to its first two daily harmonics (a 24-hour and a 12-hour wave):
-four numbers instead of 24 noisy ones, which matters at 5-minute sampling
-where an hour holds 12 samples.
+smoothed to its first daily harmonics: the 24-hour and 12-hour waves always,
+the 8-, 6-, 4.8- and 4-hour ones only where they stand above the noise (a
+business-hours plateau needs them for its edges, a sine cycle does not):
+at most 12 numbers instead of 24 noisy ones, which matters at 5-minute
+sampling where an hour holds 12 samples.
 
 Why this shape of estimate: a level shift is not part of the cycle. Samples
 the detector judged to be a regression never get here (it quarantines
@@ -34,7 +36,10 @@ from monitor.alerts.detectors.base import DAY_S, HOUR_S
 from monitor.alerts.detectors.stats import median
 
 BINS = 24
-HARMONICS = 2
+HARMONICS = 6  # at most; the first two always, the others when they stand above the noise (_harmonics)
+ALWAYS = 2
+NOISE_FROM = 7  # harmonics 7-11 of an hourly shape are mostly noise: their mean power is the yardstick
+SIGNIFICANCE = 2.0  # a harmonic's power over that mean; pure noise passes at e^-4 (2%)
 MIN_HOURS = 18
 MEMORY_DAYS = 5
 
@@ -117,8 +122,12 @@ def cycle_offset(coef: list[float], ts: float) -> float:
         return 0.0
     theta = 2 * math.pi * (ts % DAY_S) / DAY_S
     c1, s1 = math.cos(theta), math.sin(theta)
-    # Second harmonic from the first by the double-angle formulas: two trig calls per offset, not four.
-    return coef[0] * c1 + coef[1] * s1 + coef[2] * (c1 * c1 - s1 * s1) + coef[3] * (2 * s1 * c1)
+    # Higher harmonics from the first by the angle-sum formulas: two trig calls per offset, not 2k.
+    total, ck, sk = 0.0, c1, s1
+    for k in range(0, len(coef), 2):
+        total += coef[k] * ck + coef[k + 1] * sk
+        ck, sk = ck * c1 - sk * s1, sk * c1 + ck * s1
+    return total
 
 
 def _fill_gaps(values: list[float | None]) -> list[float]:
@@ -138,10 +147,26 @@ def _fill_gaps(values: list[float | None]) -> list[float]:
 
 
 def _harmonics(shape: list[float]) -> list[float]:
-    """Fourier coefficients of the hourly shape, each hour at its centre."""
-    out = []
+    """Fourier coefficients of the hourly shape, each hour at its centre: two harmonics always, more if real.
+
+    A business-hours plateau has edges an hour wide, which two harmonics (a 24- and a 12-hour wave)
+    round off by a third of its height, and the error reads as a shift twice a day; a sine cycle under
+    noise has nothing above the second harmonic but noise, which more harmonics would copy into the
+    profile. So harmonics 3-6 are kept only where their power is SIGNIFICANCE times the mean power of
+    harmonics 7-11 (as 0 otherwise).
+    """
+    coef = [_fourier(shape, k) for k in range(1, BINS // 2)]
+    power = [a * a + b * b for a, b in coef]
+    noise = sum(power[NOISE_FROM - 1 :]) / len(power[NOISE_FROM - 1 :])
+    out: list[float] = []
     for k in range(1, HARMONICS + 1):
-        angles = [2 * math.pi * k * (h + 0.5) / BINS for h in range(BINS)]
-        out.append(2 / BINS * sum(v * math.cos(a) for v, a in zip(shape, angles, strict=True)))
-        out.append(2 / BINS * sum(v * math.sin(a) for v, a in zip(shape, angles, strict=True)))
+        keep = k <= ALWAYS or power[k - 1] > SIGNIFICANCE * noise
+        out.extend(coef[k - 1] if keep else (0.0, 0.0))
     return out
+
+
+def _fourier(shape: list[float], k: int) -> tuple[float, float]:
+    angles = [2 * math.pi * k * (h + 0.5) / BINS for h in range(BINS)]
+    a = 2 / BINS * sum(v * math.cos(t) for v, t in zip(shape, angles, strict=True))
+    b = 2 / BINS * sum(v * math.sin(t) for v, t in zip(shape, angles, strict=True))
+    return a, b
