@@ -54,9 +54,10 @@ class ServiceOptions:
     # process exits well inside the 10 s that docker stop and systemd wait before SIGKILL.
     shutdown_grace_s: float = 5.0
     probe_workers: int | None = None  # None: chosen from the schedule (workers.choose_workers); 1: this process
-    # Freeze the long-lived heap so full collections stay off the probes' loop (monitor.agent.heap):
-    # for a process of its own (`firsttoken run`); a test process hosting services leaves it off.
-    freeze_heap: bool = False
+    # The agent has the process to itself (`firsttoken run`): freeze its long-lived heap so full
+    # collections stay off the probes' loop (monitor.agent.heap) and, with probe workers, let them
+    # have the CPU first (monitor.agent.priority). A test process hosting services leaves it off.
+    dedicated_process: bool = False
     # Extra periodic leader work (alert evaluation plugs in here): name -> (interval, fn(engine, config)).
     leader_jobs: dict[str, tuple[float, Callable]] = field(default_factory=dict)
 
@@ -84,6 +85,7 @@ class Service:
                 workers=workers,
                 max_concurrency=config.defaults.max_concurrency,
                 max_per_provider_region=config.defaults.max_per_provider_region,
+                yield_cpu=options.dedicated_process,
             )
         else:
             self.scheduler = ProbeScheduler(
@@ -105,7 +107,7 @@ class Service:
         self._short_routes: set[tuple[str, str]] = set()
         self._redaction = install_redaction(config.secrets)
         self.periodic = self._periodic_jobs()
-        self.heap = HeapFreezer(options.freeze_heap)
+        self.heap = HeapFreezer(options.dedicated_process)
 
     # ------------------------------------------------------------- probing
     async def _probe(self, target, sched_lag_ms: float) -> Sample:

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
 from monitor.agent.caps import RouteSnapshot, short_routes
+from monitor.agent.priority import yield_to_probe_workers
 from monitor.sample import Sample
 
 log = logging.getLogger(__name__)
@@ -94,8 +95,10 @@ class WorkerProbes:
         workers: int,
         max_concurrency: int | None,
         max_per_provider_region: int | None,
+        yield_cpu: bool = False,
     ) -> None:
         self._sink = sink
+        self._yield_cpu = yield_cpu  # lower this process below its workers once they run (monitor.agent.priority)
         self._config_path = config_path
         self._agent = agent
         self.workers = workers
@@ -135,6 +138,8 @@ class WorkerProbes:
             self._conns.append(parent_end)
             self._readers.append(reader)
             self._stopped.append(stopped)
+        if self._yield_cpu:
+            yield_to_probe_workers()  # after they started: they keep the normal priority
         log.info(
             "probing %d targets in %d worker processes (caps per worker: %s in flight, %s per provider-region)",
             len(targets),

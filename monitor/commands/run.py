@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         spool_dir=args.spool_dir,
         spool_max_bytes=spool_max_bytes,
         probe_workers=args.probe_workers,
-        freeze_heap=True,
+        dedicated_process=True,
     )
     options.leader_jobs.update(alert_jobs_for(config.alerting))
     options.leader_jobs["status-pages"] = (POLL_EVERY_S, poll_status_pages)  # providers' official incidents
