@@ -148,3 +148,21 @@ def test_a_hour_remarked_during_its_recompute_stays_dirty(engine, monkeypatch):
     assert version == 2  # the later batch's mark survived: it will be recomputed next time
     rollup_dirty(engine, now=now)
     assert rollup_rows(engine)[(make_samples(1)[0].target, START, "local")]["samples"] == 2
+
+
+def test_the_open_hours_are_redone_every_few_minutes_not_every_run(engine):
+    from monitor.storage.rollups import OPEN_HOURS_EVERY_S
+
+    seed(engine)
+    with engine.begin() as conn:
+        conn.execute(RollupDirtyHour.__table__.delete())
+    at = START + 2 * HOUR + timedelta(minutes=20)
+    assert rollup_recent(engine, now=at).hours == (START + HOUR, START + 2 * HOUR)  # a first run
+    minute = timedelta(minutes=1)
+    assert rollup_recent(engine, now=at + minute).hours == ()  # a minute on: nothing is due
+    every = timedelta(seconds=OPEN_HOURS_EVERY_S)
+    assert rollup_recent(engine, now=at + every).hours == (START + 2 * HOUR,)  # the open hour, again
+    # Leaving the grace, an hour is redone once more, final, whenever the watermark passes it.
+    at_next = START + 3 * HOUR + timedelta(minutes=16)
+    assert rollup_recent(engine, now=at_next).hours == (START + 2 * HOUR, START + 3 * HOUR)
+    assert rollup_recent(engine, now=at_next + minute).hours == ()
