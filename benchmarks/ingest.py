@@ -208,7 +208,7 @@ def median_result(runs: list[Result]) -> Result:
     ordered = sorted(runs, key=lambda r: r.rate)
     middle = ordered[len(ordered) // 2]
     spread = f"median of {len(runs)}: {ordered[0].rate:,.0f}-{ordered[-1].rate:,.0f} rows/s" if len(runs) > 1 else ""
-    return Result(middle.method, middle.rows, middle.seconds, " ".join(x for x in (middle.note, spread) if x))
+    return Result(middle.method, middle.rows, middle.seconds, "; ".join(x for x in (middle.note, spread) if x))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -92,15 +92,8 @@ class RouteLoad:
     queue_wait_ms: float = 0.0  # mean wait for a slot, same weighting as the duration
 
     @property
-    def needed(self) -> float:
-        return self.snapshot().needed
-
-    @property
     def cap(self) -> int:
         return self.gate.limit
-
-    def short(self) -> bool:
-        return self.snapshot().short()
 
     def resize(self) -> None:
         self.gate.set_limit(

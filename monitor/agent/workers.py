@@ -312,9 +312,10 @@ async def _worker(conn: Connection, spec: WorkerSpec) -> None:
     threading.Thread(target=receive, name="firsttoken-worker-commands", daemon=True).start()
     sender = threading.Thread(target=send, name="firsttoken-worker-samples", daemon=True)
     sender.start()
+    shard_targets = mine(config)
     heap = HeapFreezer()  # a process of its own: see monitor.agent.heap
-    heap.settle(round_s(mine(config)))
-    scheduler.start(mine(config))
+    heap.settle(round_s(shard_targets))
+    scheduler.start(shard_targets)
 
     ticks = 0
 
@@ -343,8 +344,9 @@ async def _worker(conn: Connection, spec: WorkerSpec) -> None:
                 log.error("probe worker %d: config reload refused: %s", shard, exc)
                 continue
             redaction.update(config.secrets)
-            scheduler.apply(mine(config))
-            heap.reshape(round_s(mine(config)))
+            shard_targets = mine(config)
+            scheduler.apply(shard_targets)
+            heap.reshape(round_s(shard_targets))
     heap.close()
     await scheduler.shutdown(grace_s)
     await lanes.aclose()

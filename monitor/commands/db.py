@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from monitor.commands import DEFAULT_CONFIG
@@ -30,6 +32,32 @@ def database_url_for(args: argparse.Namespace) -> str:
     from monitor.config import load_config
 
     return database_url_from(load_config(path).database_url)
+
+
+class SchemaNotReady(Exception):
+    """The command's database is not migrated to this version (the message says what to run)."""
+
+
+def open_migrated(args: argparse.Namespace):
+    """The command's database (`database_url_for`), checked to be at this version; the caller disposes it."""
+    from monitor.storage.migrate import check_schema
+
+    engine = make_engine(database_url_for(args))
+    problem = check_schema(engine)
+    if problem:
+        engine.dispose()
+        raise SchemaNotReady(problem)
+    return engine
+
+
+@contextlib.contextmanager
+def migrated_engine(args: argparse.Namespace) -> Iterator:
+    """`open_migrated`, disposed on leaving the block."""
+    engine = open_migrated(args)
+    try:
+        yield engine
+    finally:
+        engine.dispose()
 
 
 def run(args: argparse.Namespace) -> int:

@@ -32,10 +32,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from monitor.commands.db import database_url_for
+    from monitor.commands.db import SchemaNotReady, migrated_engine
     from monitor.routing import formats
-    from monitor.storage.db import make_engine
-    from monitor.storage.migrate import check_schema
     from monitor.storage.queries.routes import load_routes
 
     try:
@@ -43,23 +41,20 @@ def run(args: argparse.Namespace) -> int:
         floor = parse_floor(getattr(args, "min_availability", None) or "99%")
     except RouteParamError as exc:
         raise UsageError(f"firsttoken routes: --{exc}") from None
-    engine = make_engine(database_url_for(args))
     try:
-        problem = check_schema(engine)
-        if problem:
-            print(f"firsttoken: {problem}", file=sys.stderr)
-            return 1
-        ranked, _ = load_routes(
-            engine,
-            datetime.now(UTC),
-            window,
-            model=getattr(args, "model", None),
-            prompt=getattr(args, "prompt", None),
-            min_availability=floor,
-            by=getattr(args, "by", None) or "ttft",
-        )
-    finally:
-        engine.dispose()
+        with migrated_engine(args) as engine:
+            ranked, _ = load_routes(
+                engine,
+                datetime.now(UTC),
+                window,
+                model=getattr(args, "model", None),
+                prompt=getattr(args, "prompt", None),
+                min_availability=floor,
+                by=getattr(args, "by", None) or "ttft",
+            )
+    except SchemaNotReady as exc:
+        print(f"firsttoken: {exc}", file=sys.stderr)
+        return 1
     out = sys.stdout
     fmt = getattr(args, "format", None)
     if getattr(args, "json", False):

@@ -40,9 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from monitor.commands.db import database_url_for
-    from monitor.storage.db import make_engine
-    from monitor.storage.migrate import check_schema
+    from monitor.commands.db import SchemaNotReady, migrated_engine
     from monitor.storage.queries import recent_samples
 
     if getattr(args, "json", False) and getattr(args, "csv", False):
@@ -54,20 +52,17 @@ def run(args: argparse.Namespace) -> int:
     limit = getattr(args, "limit", None)
     if limit is not None and limit < 1:
         raise UsageError("firsttoken samples: --limit must be at least 1")
-    engine = make_engine(database_url_for(args))
     try:
-        problem = check_schema(engine)
-        if problem:
-            print(f"firsttoken: {problem}", file=sys.stderr)
-            return 1
-        samples = recent_samples(
-            engine,
-            target_glob=getattr(args, "target", None) or "*",
-            since=datetime.now(UTC) - timedelta(seconds=since_s),
-            limit=limit,
-        )
-    finally:
-        engine.dispose()
+        with migrated_engine(args) as engine:
+            samples = recent_samples(
+                engine,
+                target_glob=getattr(args, "target", None) or "*",
+                since=datetime.now(UTC) - timedelta(seconds=since_s),
+                limit=limit,
+            )
+    except SchemaNotReady as exc:
+        print(f"firsttoken: {exc}", file=sys.stderr)
+        return 1
     if getattr(args, "json", False):
         write_json(samples, sys.stdout)
     elif getattr(args, "csv", False):

@@ -72,12 +72,14 @@ def run(args: argparse.Namespace) -> int:
     action = getattr(args, "silence_command", None)
     if action not in ("add", "list", "expire"):
         raise UsageError("firsttoken silence: expected add, list or expire")
+    from monitor.commands.db import SchemaNotReady
+
     now = datetime.now(UTC)
     try:
         if action == "add":
             return _add(args, now)
         engine, config_silences = _open(args)
-    except _SchemaProblem as exc:
+    except SchemaNotReady as exc:
         print(f"firsttoken: {exc}", file=sys.stderr)
         return 1
     try:
@@ -88,16 +90,8 @@ def run(args: argparse.Namespace) -> int:
         engine.dispose()
 
 
-class _SchemaProblem(Exception):
-    pass
-
-
 def _open(args: argparse.Namespace):
     import os
-
-    from monitor.commands.db import database_url_for
-    from monitor.storage.db import make_engine
-    from monitor.storage.migrate import check_schema
 
     config_silences: tuple = ()
     path = getattr(args, "config", "firsttoken.yaml")
@@ -105,12 +99,9 @@ def _open(args: argparse.Namespace):
         from monitor.config import load_config
 
         config_silences = load_config(path).silences
-    engine = make_engine(database_url_for(args))
-    problem = check_schema(engine)
-    if problem:
-        engine.dispose()
-        raise _SchemaProblem(problem)
-    return engine, config_silences
+    from monitor.commands.db import open_migrated
+
+    return open_migrated(args), config_silences
 
 
 def _add(args: argparse.Namespace, now: datetime) -> int:

@@ -170,7 +170,7 @@ def rollup_recent(engine: Engine, now: datetime | None = None) -> RollupRun:
     # the last while its grace runs) only every OPEN_HOURS_EVERY_S: redoing the current hour is
     # a GROUP BY over everything it holds so far, ~0.9 s and a core's worth of CPU at 5,000
     # targets by mid-hour, and every minute that burst cost the probes beside it.
-    refresh = refreshed_at is None or now - _aware(refreshed_at) >= timedelta(seconds=OPEN_HOURS_EVERY_S)
+    refresh = refreshed_at is None or now - refreshed_at >= timedelta(seconds=OPEN_HOURS_EVERY_S)
     hours = _hours(start, min(until, current + HOUR)) + (_hours(max(start, until), current + HOUR) if refresh else [])
     rows = sum(rollup_hours(engine, hour, hour + HOUR, now=now, days=False) for hour in hours)
     # A day is built once, when the watermark leaves it (its hours are final, GRACE past
@@ -196,10 +196,6 @@ def _hours(start: datetime, end: datetime) -> list[datetime]:
         out.append(hour)
         hour += HOUR
     return out
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)  # SQLite gives naive UTC
 
 
 def rollup_dirty(engine: Engine, now: datetime | None = None) -> list[datetime]:
