@@ -26,7 +26,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 # The dashboard's pages by URL path (dashboard/app.py) and the caption each screenshot is for.
 PAGES = ("overview", "trends", "compare", "timeline", "target", "health", "alerts", "samples")
-SEED = 7  # the same seed gives the same simulated history, so regenerated images differ only where the UI did
+SEED = 7  # fixed jitter and incidents: regenerated images differ little beyond where the UI changed
 # Rendered: no skeleton left, something drawn (chart, table or message), the script finished.
 RENDERED = """() => document.querySelectorAll('[data-testid="stSkeleton"]').length === 0
   && document.querySelectorAll('.js-plotly-plot .main-svg, [data-testid="stDataFrame"], [data-testid="stAlert"]').length > 0
@@ -62,7 +62,7 @@ def capture(base_url: str, out: Path, width: int) -> list[Path]:
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": width, "height": 860})
+            page = browser.new_page(viewport={"width": width, "height": 1000})
             for name in PAGES:
                 page.goto(f"{base_url}/{name}")
                 page.wait_for_function(RENDERED, timeout=120_000)

@@ -77,3 +77,17 @@ def test_every_page_is_in_the_nav():
     walk(config["nav"])
     pages = {str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").rglob("*.md")}
     assert pages | set(_hooks().GENERATED) == set(listed)
+
+
+def test_every_dashboard_page_has_a_screenshot_made_by_the_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("screenshots", ROOT / "docs" / "screenshots.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    pages = {p.stem for p in (ROOT / "dashboard" / "pages").glob("*.py")} - {"login", "__init__"}
+    assert set(script.PAGES) == pages, "a new dashboard page: add it to docs/screenshots.py and run make screenshots"
+    text = (ROOT / "docs" / "dashboard.md").read_text()
+    for name in pages:
+        image = ROOT / "docs" / "screenshots" / f"{name}.png"
+        assert image.stat().st_size < 200_000 and f"(screenshots/{name}.png)" in text
