@@ -112,7 +112,7 @@ def rows(schema: Mapping[str, Any]) -> Iterator[Row]:
 
     def walk(section: Mapping[str, Any], prefix: str, seen: tuple[int, ...]) -> Iterator[Row]:
         required = set(section.get("required", ()))
-        for key, prop in sorted(section.get("properties", {}).items()):
+        for key, prop in section.get("properties", {}).items():  # the schema's order: the models' own
             path = f"{prefix}{key}"
             marked = {**prop, "_required": key in required}
             yield Row(path, type_text(prop), default_text(marked), prop.get("description", ""))
