@@ -29,9 +29,10 @@ lint: install
 # from the code at build time (mkdocs_hooks.py); --strict fails on any warning: a broken link or anchor,
 # a page missing from the nav.
 MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
+DOCS_ADDR ?= 127.0.0.1:8000
 
 docs: install
-	$(MKDOCS) serve --strict
+	$(MKDOCS) serve --strict --dev-addr $(DOCS_ADDR)
 
 docs-build: install
 	$(MKDOCS) build --strict --site-dir site
