@@ -91,3 +91,16 @@ def test_every_dashboard_page_has_a_screenshot_made_by_the_script():
     for name in pages:
         image = ROOT / "docs" / "screenshots" / f"{name}.png"
         assert image.stat().st_size < 200_000 and f"(screenshots/{name}.png)" in text
+
+
+def test_every_discovered_protocol_and_notifier_type_has_its_section():
+    """The hand-written pages keep up with discovery: a new module needs its few lines of docs."""
+    from monitor.config.notifiers import notifier_types
+    from monitor.protocols import protocol_names
+
+    def headings(page: str) -> set[str]:
+        text = (ROOT / "docs" / page).read_text()
+        return set(re.findall(r"^#{2,3} `([\w-]+)`", text, re.M))
+
+    assert set(protocol_names()) - headings("protocols.md") == set()
+    assert set(notifier_types()) - headings("alerting.md") == set()
