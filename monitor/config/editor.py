@@ -46,9 +46,10 @@ def json_schema() -> dict[str, Any]:
         **union,
     }
     schema["$defs"]["Provider"]["properties"]["protocol"] = {"type": "string", "enum": sorted(registered_protocols())}
+    notifier_defs = {cls.__name__ for cls in kinds}
     _describe(schema, ROOT, notifier=False)
     for name, definition in schema["$defs"].items():
-        _describe(definition, name, notifier=name in {cls.__name__ for cls in kinds})
+        _describe(definition, name, notifier=name in notifier_defs)
     return {"$schema": DIALECT, **schema, "title": ROOT}
 
 
