@@ -5,13 +5,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint bench clean browser-deps integration-deps
+.PHONY: install demo test lint bench clean browser-deps integration-deps docs docs-build screenshots
 
 $(STAMP): pyproject.toml
 	@echo "==> creating $(VENV) and installing firsttoken (a minute or two on a fresh machine)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --progress-bar on --upgrade pip >/dev/null
-	$(BIN)/pip install --progress-bar on -e '.[dev]'
+	$(BIN)/pip install --progress-bar on -e '.[dev,docs]'
 	touch $@
 
 install: $(STAMP)
@@ -20,9 +20,26 @@ demo: install
 	$(BIN)/firsttoken demo $(DEMO_ARGS)
 
 lint: install
-	$(BIN)/ruff check monitor dashboard tests benchmarks migrations
-	$(BIN)/ruff format --check monitor dashboard tests benchmarks migrations
+	$(BIN)/ruff check monitor dashboard tests benchmarks migrations docs mkdocs_hooks.py
+	$(BIN)/ruff format --check monitor dashboard tests benchmarks migrations docs mkdocs_hooks.py
 	$(BIN)/lint-imports
+	$(MAKE) docs-build
+
+# The documentation site (mkdocs.yml). The configuration and command-line references are generated
+# from the code at build time (mkdocs_hooks.py); --strict fails on any warning: a broken link or anchor,
+# a page missing from the nav.
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
+DOCS_ADDR ?= 127.0.0.1:8000
+
+docs: install
+	$(MKDOCS) serve --strict --dev-addr $(DOCS_ADDR)
+
+docs-build: install
+	$(MKDOCS) build --strict --site-dir site
+
+# The dashboard screenshots in docs/screenshots/, from the demo's database (Playwright + Debian's chromium).
+screenshots: install browser-deps
+	$(BIN)/python docs/screenshots.py
 
 # Debian's Chromium for the dashboard's browser test (Playwright drives it by path; no browser download).
 browser-deps:
@@ -46,4 +63,4 @@ bench: install
 	$(BIN)/python benchmarks/accuracy.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis test-artifacts
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis test-artifacts site

@@ -14,7 +14,7 @@ clustered 3-12x spikes on 1.5% of samples, a business-hours cycle, shifts of
   figures (F1 >= 0.92, a 2x shift within 3 samples at median, <= 1 false
   alarm per target-month) are read on them.
 
-The rule is the README's `regression` on ttft_ms with min_change 50%; every
+The rule is docs/alerting.md's `regression` on ttft_ms with min_change 50%; every
 shift is an event (all are >= 1.5x and >= 12 samples). Scoring is
 `detection.score`: an alarm inside a shift or within 3 samples after it is a
 true positive (the first per shift), any other a false one; 2x delay comes

@@ -15,8 +15,9 @@ from typing import Any, Union
 from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
 
+from monitor.config.descriptions import ROOT, describe
 from monitor.config.notifiers import notifier_types
-from monitor.config.schema import FileSpec
+from monitor.config.schema import FileSpec, registered_protocols
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -35,8 +36,28 @@ def json_schema() -> dict[str, Any]:
         union = TypeAdapter(Union[kinds]).json_schema(by_alias=True, schema_generator=_Generator)  # noqa: UP007
     schema["$defs"].pop("NotifierConfig", None)
     schema["$defs"].update(union.pop("$defs", {}))
-    schema["properties"]["notifiers"]["items"] = union
-    return {"$schema": DIALECT, **schema, "title": "firsttoken.yaml"}
+    # The discovered names as enums, so an editor flags `protocol: opeani-chat` or `type: webhok`
+    # (and offers the right ones); the loader discovers them the same way.
+    types = {"enum": list(notifier_types()), "description": describe("", "type", notifier=True)}
+    schema["properties"]["notifiers"]["items"] = {
+        "type": "object",
+        "required": ["type"],
+        "properties": {"type": types},
+        **union,
+    }
+    schema["$defs"]["Provider"]["properties"]["protocol"] = {"type": "string", "enum": sorted(registered_protocols())}
+    notifier_defs = {cls.__name__ for cls in kinds}
+    _describe(schema, ROOT, notifier=False)
+    for name, definition in schema["$defs"].items():
+        _describe(definition, name, notifier=name in notifier_defs)
+    return {"$schema": DIALECT, **schema, "title": ROOT}
+
+
+def _describe(definition: dict[str, Any], title: str, *, notifier: bool) -> None:
+    for key, prop in definition.get("properties", {}).items():
+        text = describe(title, key, notifier=notifier)
+        if text and "description" not in prop:
+            prop["description"] = text
 
 
 def json_schema_text() -> str:

@@ -6,7 +6,7 @@ fixed order (CHECK_ORDER) and returns the first that failed, with a short
 reason that never quotes the answer (only the config's own values, cut short),
 so nothing the model echoed reaches the database; the runner still redacts it.
 
-What each check sees (README "Answer checks"):
+What each check sees (docs/probe-kinds.md, "Answer checks"):
 - text checks (contains, not_contains, regex, json_schema) read the visible
   answer text, reasoning excluded, as streamed; a longer answer than
   measure.MAX_ANSWER_CHARS is checked on that prefix;

@@ -62,4 +62,21 @@ def test_design_example_passes_and_a_typo_is_flagged():
     tree["defaults"]["max_concurrency"] = "${MAX_CONCURRENCY}"  # a number from the environment is fine
     found = {(tuple(e.absolute_path), e.message.split(" (")[0][-40:]) for e in validator.iter_errors(tree)}
     assert (("providers", "openai"), "Additional properties are not allowed") in found
-    assert {path for path, _ in found} == {("providers", "openai"), ("notifiers", 0)}
+    assert {path for path, _ in found} == {("providers", "openai"), ("notifiers", 0), ("notifiers", 0, "type")}
+
+
+def test_protocols_and_notifier_types_are_enums_of_the_discovered_ones():
+    """An editor flags `protocol: opeani-chat` and `type: webhok`, and offers the names that load."""
+    from monitor.config.notifiers import notifier_types
+    from monitor.protocols import protocol_names
+
+    schema = json.loads(SCHEMA_FILE.read_text())
+    assert schema["$defs"]["Provider"]["properties"]["protocol"]["enum"] == protocol_names()
+    assert schema["properties"]["notifiers"]["items"]["properties"]["type"]["enum"] == list(notifier_types())
+    validator = jsonschema.Draft202012Validator(schema)
+    tree = _as_editor_reads_it(DESIGN_EXAMPLE)
+    tree["providers"]["openai"]["protocol"] = "opeani-chat"
+    tree["notifiers"][0]["type"] = "webhok"
+    flagged = {tuple(e.absolute_path): e.message for e in validator.iter_errors(tree)}
+    assert "is not one of ['anthropic'" in flagged[("providers", "openai", "protocol")]
+    assert "'webhook'" in flagged[("notifiers", 0, "type")]

@@ -80,8 +80,9 @@ def test_a_dropped_in_notifier_loads_sends_and_keeps_its_secret(echo_plugin):
         "notifiers[0].url: not a URL (expected http://host/... or https://host/...), got 'nope'",
         "notifiers[0].token: required",
     ]
-    items = json_schema()["properties"]["notifiers"]["items"]["anyOf"]
-    assert any(item["$ref"].endswith("/EchoConfig") for item in items)
+    items = json_schema()["properties"]["notifiers"]["items"]
+    assert any(item["$ref"].endswith("/EchoConfig") for item in items["anyOf"])
+    assert "echo" in items["properties"]["type"]["enum"]  # an editor offers the new type
 
 
 def test_without_the_module_the_type_is_unknown():

@@ -1,7 +1,7 @@
 """The soak benchmark's own code, for three minutes: 1,000 targets at 1-minute
 intervals with faults mixed in, on PostgreSQL, with the database away for 30 s
 in the middle. `benchmarks/soak.py` runs the same for 30 minutes and 2 minutes
-away; its table is quoted in the README.
+away; its table is quoted in docs/benchmarks.md.
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ def test_ttft_is_within_a_millisecond_of_truth(simulator, make_target, protocol)
     Judged against the loopback floor measured in the same run (a bare socket
     client), so a busy CI machine does not fail it. On a quiet machine the
     probe adds well under 1 ms; the bound allows 1.5 ms because on this 2-core
-    machine under load httpx's send path alone took ~0.6 ms (README, Benchmarks).
+    machine under load httpx's send path alone took ~0.6 ms (docs/benchmarks.md).
     """
     model = "sim:ttft=80:itl=4:tokens=12:jitter=0"
     target = make_target(model, protocol)

@@ -76,6 +76,9 @@ def _target(base_url: str, tmp_path: Path, model: str = "m"):
 def test_a_new_protocol_module_is_found_measured_and_faulted_with_no_other_edit(throwaway, tmp_path):
     assert NAME in protocol_names()
     assert get_protocol(NAME).name == NAME
+    from monitor.config.editor import json_schema  # editors are offered it too (`firsttoken schema`)
+
+    assert NAME in json_schema()["$defs"]["Provider"]["properties"]["protocol"]["enum"]
     assert wire.BY_PROTOCOL[NAME].route("POST", "/api/throwaway") == {}
 
     async def probe(target):

@@ -1,4 +1,4 @@
-"""The README's "Probe kinds" snippets are real config: together they load."""
+"""The Probe kinds page's snippets are real config: together they make one file that loads."""
 
 from __future__ import annotations
 
@@ -10,14 +10,12 @@ import yaml
 
 from monitor.config import load_config_text
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "probe-kinds.md"
 
 
 def test_probe_kind_snippets_load(tmp_path) -> None:
-    text = README.read_text()
-    section = text[text.index("## Probe kinds") : text.index("## Command line")]
     prompts, extra = {}, {}
-    for block in re.findall(r"```yaml\n(.*?)```", section, re.S):
+    for block in re.findall(r"```yaml\n(.*?)```", PAGE.read_text(), re.S):
         tree = yaml.safe_load(block)
         prompts.update(tree.get("prompts", {}))
         extra.update({k: tree[k] for k in ("prices", "budget", "alerts") if k in tree})

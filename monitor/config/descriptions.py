@@ -1,0 +1,203 @@
+"""One line for every key of `firsttoken.yaml`, put into its JSON Schema as `description`.
+
+Editors show it on hover, and the site's configuration reference (generated from the schema at
+build time) prints it beside the key's type and default. They live here, apart from the models in
+`schema.py`, so the models stay readable; `tests/config/test_descriptions.py` fails naming any key
+added without one. Keyed by the schema's `$defs` title (`firsttoken.yaml` for the top level), then
+the key as written in YAML. `NOTIFIER` holds the keys every notifier type shares.
+"""
+
+from __future__ import annotations
+
+ROOT = "firsttoken.yaml"
+
+NOTIFIER = {
+    "type": "Which notifier module delivers this entry (one of the discovered notifier types).",
+    "name": "The notifier's name, unique among `notifiers:`.",
+    "severities": "Only alerts of these severities are sent here; empty sends every severity.",
+    "timeout": "How long one delivery may take before it counts as failed and is retried.",
+}
+
+DESCRIPTIONS: dict[str, dict[str, str]] = {
+    ROOT: {
+        "database": "SQLAlchemy URL of the sample store (`sqlite:///firsttoken.db` when unset); "
+        "`FIRSTTOKEN_DATABASE_URL` overrides it.",
+        "agent": "This probe agent's vantage point, stored with every sample; `FIRSTTOKEN_AGENT` overrides it.",
+        "defaults": "Schedule, timeouts and concurrency caps for every target unless a provider or check says otherwise.",
+        "prompts": "The prompts to send, by name: messages, a file or a synthetic filler, plus request options.",
+        "providers": "The APIs to probe, by name: protocol, credentials, regions and models.",
+        "checks": "What to probe: each entry expands to providers × models × regions × prompts.",
+        "alerts": "Alert rules evaluated by the leader over the stored samples.",
+        "notifiers": "Where alert notifications go (webhook, PagerDuty, Alertmanager, apprise, log, …).",
+        "silences": "Silences from the file: they mute notifications, never measurement.",
+        "alerting": "Timings of alert evaluation and notification delivery; read when `firsttoken run` starts.",
+        "prices": "USD per million tokens, per `provider/model`: gives each sample's `cost_usd`.",
+        "budget": "A monthly cap on the probes' own projected spend.",
+        "retention": "How long raw samples and rollups are kept.",
+        "dashboard_url": "The dashboard's public address: notifications link to the alert's own view there.",
+    },
+    "Defaults": {
+        "interval": "Time between two probes of one target (`90s`, `5m`, `1h` or seconds).",
+        "timeout": "Longest a whole probe may take before it is a `timeout` error.",
+        "ttft_timeout": "Longest wait for the first token before the probe is a `timeout` error.",
+        "cache_bust": "Start each prompt with a short random nonce so provider prompt caches do not flatter TTFT.",
+        "max_concurrency": "Probes in flight on this agent: a number, or `auto` (sized from the schedule).",
+        "max_per_provider_region": "Probes in flight against one provider region: a number, or `auto`.",
+    },
+    "Provider": {
+        "protocol": "The wire protocol the provider speaks (one module of `monitor/protocols/`).",
+        "api_key": "The API key, as `${VAR}` from the environment; never stored, logged or shown.",
+        "headers": "Extra request headers (values are treated as secrets).",
+        "regions": "Region name → base URL; each region is probed as its own target.",
+        "models": "Model ids to probe; `{name: <id>, as: <canonical name>}` compares one model across providers.",
+        "params": "Extra request-body fields, merged into every request (e.g. pin an OpenRouter route).",
+        "options": "Protocol-specific settings (see the protocol's page).",
+        "cache_bust": "Overrides `defaults.cache_bust` for this provider.",
+        "interval": "Overrides `defaults.interval` for this provider's targets.",
+        "timeout": "Overrides `defaults.timeout` for this provider's targets.",
+        "ttft_timeout": "Overrides `defaults.ttft_timeout` for this provider's targets.",
+        "status_page": "URL of the provider's Statuspage v2 `summary.json`: official incidents beside ours.",
+        "reasoning": "Reasoning effort or budget for every prompt sent to this provider (a prompt's own wins).",
+    },
+    "ModelEntry": {
+        "name": "The model id the provider expects.",
+        "as": "The canonical name it is compared and routed under across providers.",
+    },
+    "Check": {
+        "providers": "Names of the providers this check probes.",
+        "prompts": "Names of the prompts this check sends.",
+        "models": "Only these models; empty means every model of each provider.",
+        "regions": "Only these regions; empty means every region.",
+        "interval": "Overrides the interval for this check's targets.",
+        "timeout": "Overrides the whole-probe timeout for this check's targets.",
+        "ttft_timeout": "Overrides the first-token timeout for this check's targets.",
+        "agents": "Only these agents run the check; empty means every agent.",
+    },
+    "Prompt": {
+        "messages": "Chat messages (`role`, `content`) sent as the prompt.",
+        "file": "A text file (relative to the config file) sent as the user message.",
+        "system": "A system prompt put before the messages.",
+        "max_tokens": "Most output tokens to ask for.",
+        "temperature": "Sampling temperature; `0` also fingerprints the answer (`answer_fingerprint`).",
+        "tools": "OpenAI-style function tools offered to the model (translated per protocol).",
+        "tool_choice": "`auto`, `none`, `required` or `{name: fn}` to force one function.",
+        "response_format": "Ask for structured output matching a JSON Schema.",
+        "synthetic": "A generated filler of a given token count before the question (long-context probes).",
+        "reasoning": "Reasoning effort or budget for this prompt.",
+        "expect": "Checks on the answer; a failed one makes the sample an `assertion` error.",
+    },
+    "MessageSpec": {
+        "role": "`system`, `user` or `assistant`.",
+        "content": "The message text.",
+    },
+    "Tool": {
+        "type": "Always `function`.",
+        "function": "The function's name, description and JSON Schema parameters.",
+    },
+    "Function": {
+        "name": "The function name the model calls.",
+        "description": "What the function does, for the model.",
+        "parameters": "JSON Schema of the function's arguments.",
+    },
+    "ResponseFormat": {
+        "json_schema": "The JSON Schema the answer must match.",
+        "name": "The schema's name, sent where the API wants one.",
+        "strict": "Ask the API to enforce the schema strictly.",
+    },
+    "Synthetic": {
+        "tokens": "Filler plus question, in o200k tokens (1 to 200,000).",
+        "seed": "Seed of the filler text: the same seed gives the same text.",
+    },
+    "Reasoning": {
+        "effort": "`low`, `medium` or `high` (mapped to a budget where an API wants one).",
+        "budget_tokens": "A thinking budget in tokens (mapped to the nearest effort where an API wants one).",
+    },
+    "Expect": {
+        "contains": "A string or list: every one must appear in the answer.",
+        "not_contains": "A string or list: none may appear in the answer.",
+        "regex": "A Python regular expression searched in the answer.",
+        "json_schema": "The answer must parse as JSON and validate against this schema.",
+        "tool": "The answer must call this function (`name`), optionally with `arguments` matching a schema.",
+        "max_chars": "Most characters the answer may have (0: no answer text at all).",
+        "min_tokens": "Fewest answer tokens (reasoning excluded) the answer must have.",
+    },
+    "ToolExpect": {
+        "name": "The function the answer must call.",
+        "arguments": "JSON Schema its arguments must match.",
+    },
+    "AlertRule": {
+        "name": "The rule's name, shown in notifications and on the dashboard.",
+        "metric": "`ttft_ms`, `ttft_answer_ms`, `tps`, `total_ms`, `error_rate`; for `change`, a label "
+        "such as `served_by` or `answer_fingerprint`.",
+        "kind": "`regression` (against the series' own baseline), `threshold` or `change`.",
+        "severity": "Free-form severity (`page`, `ticket`, …) that notifiers filter on.",
+        "min_change": "Regression: the relative shift that counts (`50%`).",
+        "baseline_window": "Regression: how far back the baseline reaches.",
+        "percentile": "Threshold: the percentile of the metric compared (latency and tps).",
+        "above": "Threshold: fire above this (ms, tokens/s or a rate such as `20%`).",
+        "below": "Threshold: fire below this.",
+        "window": "Threshold: the window the percentile or error rate is taken over.",
+        "min_samples": "Fewest samples in the window for the rule to judge.",
+        "for_evaluations": "Consecutive bad evaluations before pending becomes firing.",
+        "resolve_after": "Consecutive good evaluations before firing becomes resolved.",
+        "repeat_interval": "How often a firing alert is notified again.",
+        "match": "Only targets whose labels fit these globs.",
+    },
+    "Match": {
+        "provider": "A glob on the provider name.",
+        "model": "A glob on the model.",
+        "region": "A glob on the region.",
+        "prompt": "A glob on the prompt name.",
+    },
+    "Silence": {
+        "match": "Label globs (`provider`, `model`, `region`, `prompt`) of the targets muted.",
+        "until": "When the silence ends (UTC timestamp).",
+        "starts": "When the silence starts (default: now).",
+        "reason": "Why, for the people reading the Alerts page.",
+    },
+    "Alerting": {
+        "evaluate_every": "Time between two evaluation rounds.",
+        "deliver_every": "How often the notification outbox is drained.",
+        "settle": "How long samples may arrive late; younger ones wait for the next round.",
+        "group_wait": "How long a firing target waits for its provider group to form.",
+        "retry_after": "First retry of a failed notification; doubles up to `retry_max`.",
+        "retry_max": "Longest wait between two retries.",
+        "give_up_after": "A notification undelivered this long is marked failed.",
+    },
+    "Price": {
+        "input": "USD per million input tokens.",
+        "output": "USD per million output tokens (reasoning tokens are output).",
+        "cached_input": "USD per million input tokens read from the provider's prompt cache.",
+    },
+    "Budget": {
+        "monthly_usd": "The projected monthly spend allowed.",
+        "action": "`warn` at start-up, or `refuse` to start when the projection exceeds it.",
+    },
+    "Retention": {
+        "raw": "How long raw samples are kept.",
+        "rollups": "How long hourly and daily rollups are kept.",
+    },
+    "WebhookConfig": {
+        "url": "Where the JSON body is POSTed.",
+        "secret": "HMAC key: the body is signed in `X-Firsttoken-Signature`.",
+        "headers": "Extra request headers (values are treated as secrets).",
+    },
+    "PagerDutyConfig": {
+        "routing_key": "The Events API v2 integration key (a secret).",
+        "url": "The Events API endpoint.",
+    },
+    "AlertmanagerConfig": {
+        "url": "One Alertmanager URL, or a list for a cluster (API v2).",
+        "resend_every": "How often a firing alert is re-posted so Alertmanager never times it out.",
+    },
+    "AppriseConfig": {
+        "urls": "Apprise URLs (they carry their tokens: treated as secrets).",
+    },
+    "LogNotifierConfig": {},
+}
+
+
+def describe(def_title: str, key: str, *, notifier: bool) -> str | None:
+    """The description of `key` in the `$defs` entry titled `def_title` (or the top level)."""
+    found = DESCRIPTIONS.get(def_title, {}).get(key)
+    return found if found is not None or not notifier else NOTIFIER.get(key)
