@@ -96,6 +96,7 @@ class Service:
                 max_per_provider_region=config.defaults.max_per_provider_region,
             )
         self.status: StatusServer | None = None
+        self._mcp = None  # the /mcp mount (monitor.mcp_server.http), when the mcp extra is installed
         self.otel = None  # monitor.agent.otel.OtelMetrics when the OTEL_* environment asks for it
         self._stop = asyncio.Event()
         self._reload = asyncio.Event()
@@ -138,10 +139,12 @@ class Service:
             loop.add_signal_handler(signal.SIGHUP, self._reload.set)
         warm_up_tokenizer()
         await warm_up()
+        from monitor.agent.conditional import max_age_s
         from monitor.agent.public import PublicStatus
         from monitor.agent.routes_api import routes_handler
 
         public = PublicStatus(self.engine, lambda: self.config)
+        mcp_app = self._mcp = self._mcp_mount(public)
         self.status = StatusServer(
             self.options.listen_host,
             self.options.listen_port,
@@ -149,6 +152,8 @@ class Service:
             self.health,
             public.handle,
             routes_handler(self.engine),
+            max_age_s=lambda: max_age_s(t.interval_s for t in self.config.targets),
+            mcp=mcp_app,
         )
         self.status.start()
         targets = self.config.targets_for_agent(self.config.agent)
@@ -183,12 +188,30 @@ class Service:
             await asyncio.to_thread(self.otel.shutdown)
         await asyncio.to_thread(self.leader.release)
         self.status.stop()
+        if self._mcp is not None:
+            self._mcp.close()
         self.engine.dispose()
         log.info("stopped")
         return 0
 
     def stop(self) -> None:
         self._stop.set()
+
+    def _mcp_mount(self, public):
+        """/mcp on the listen address (DESIGN §14): the read-only MCP tools, when the `mcp` extra is installed."""
+        try:
+            from monitor.mcp_server.database import read_only_engine, read_only_url
+            from monitor.mcp_server.http import McpMount, mcp_token
+            from monitor.mcp_server.server import build_server
+            from monitor.mcp_server.tools import Reader
+        except ModuleNotFoundError as exc:
+            log.info("/mcp is off: %s is not installed (pip install 'firsttoken[mcp]')", exc.name)
+            return None
+        engine = read_only_engine(read_only_url(self.config.database_url))
+        reader = Reader(engine, public.snapshot, secrets=self.config.secrets)
+        mount = McpMount(build_server(reader), host=self.options.listen_host, token=mcp_token())
+        mount.on_close(engine.dispose)
+        return mount
 
     @property
     def stopping(self) -> asyncio.Event:
