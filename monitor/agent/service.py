@@ -151,7 +151,7 @@ class Service:
             self.metrics.chunks,
             self.health,
             public.handle,
-            routes_handler(self.engine),
+            routes_handler(self.engine, base_urls=lambda: {t.id: t.base_url for t in self.config.targets}),
             max_age_s=lambda: max_age_s(t.interval_s for t in self.config.targets),
             mcp=mcp_app,
         )
