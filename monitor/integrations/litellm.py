@@ -18,54 +18,15 @@ ignorant of a group, it hands LiteLLM's own list back untouched.
 from __future__ import annotations
 
 import logging
-import os
 from typing import Any
 
 from litellm.integrations.custom_logger import CustomLogger
 
+from monitor.integrations.litellm_settings import SETTINGS_KEY, SettingsError, settings_from
 from monitor.integrations.route_choice import DEFAULT_SLACK, choose
-from monitor.integrations.routes_feed import FeedSettings, RoutesFeed
+from monitor.integrations.routes_feed import RoutesFeed
 
 log = logging.getLogger("firsttoken.litellm")
-
-SETTINGS_KEY = "firsttoken"
-ENV_URL = "FIRSTTOKEN_URL"
-
-
-class SettingsError(ValueError):
-    """`callback_settings.firsttoken` is unusable; the message names the key."""
-
-
-def settings_from(raw: Any, environ=os.environ) -> tuple[FeedSettings, str | None, float]:
-    """(feed settings, prompt, slack) from `callback_settings.firsttoken` and FIRSTTOKEN_URL."""
-    where = f"callback_settings.{SETTINGS_KEY}"
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise SettingsError(f"{where}: a mapping of url, refresh_s, window")
-    unknown = set(raw) - {"url", "refresh_s", "window", "min_availability", "agent", "prompt", "slack", "timeout_s"}
-    if unknown:
-        raise SettingsError(f"{where}.{sorted(unknown)[0]}: unknown key")
-    url = str(raw.get("url") or environ.get(ENV_URL) or "").strip()
-    if not url.startswith(("http://", "https://")):
-        raise SettingsError(f"{where}.url: firsttoken's listen address as http(s)://host:port (or set {ENV_URL})")
-    numbers = {}
-    for key, default in (("refresh_s", 15.0), ("timeout_s", 2.0), ("slack", DEFAULT_SLACK)):
-        try:
-            numbers[key] = float(raw.get(key, default))
-        except (TypeError, ValueError):
-            raise SettingsError(f"{where}.{key}: a number") from None
-        if numbers[key] < 0 or (key != "slack" and numbers[key] == 0):
-            raise SettingsError(f"{where}.{key}: must be positive")
-    feed = FeedSettings(
-        url=url,
-        refresh_s=numbers["refresh_s"],
-        window=str(raw.get("window", "1m")),
-        min_availability=str(raw.get("min_availability", "99%")),
-        agent=raw.get("agent"),
-        timeout_s=numbers["timeout_s"],
-    )
-    return feed, raw.get("prompt"), numbers["slack"]
 
 
 class FirsttokenRouting(CustomLogger):
