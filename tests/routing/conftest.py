@@ -14,7 +14,7 @@ def live_rig(tmp_path_factory) -> Iterator[LiveRig]:
     """`firsttoken run` on two simulator upstreams (see live_rig.py), warmed until both routes rank."""
     workdir = tmp_path_factory.mktemp("live")
     with SimulatorProcess() as a, SimulatorProcess() as b, Receiver() as hooks:
-        rig, service = start_rig(workdir, {"up-a": a, "up-b": b}, hooks)
+        rig, service = start_rig(workdir, (a, b), hooks)
         try:
             import httpx
 
@@ -23,7 +23,7 @@ def live_rig(tmp_path_factory) -> Iterator[LiveRig]:
                     routes = httpx.get(rig.base_url + "/routes?window=1m", timeout=5).json()["routes"]
                 except (httpx.HTTPError, ValueError):
                     return False
-                return len(routes) == 2 and all(r["samples"] >= 3 for r in routes)
+                return len(routes) == 4 and all(r["samples"] >= 3 for r in routes)
 
             assert wait_until(ranked, 40), service.log()
             yield rig

@@ -22,7 +22,8 @@ from tests.alerts.receiver import Receiver
 from tests.alerts.service_proc import ServiceProcess
 
 INTERVAL_S = 0.5
-CANONICAL = "live-llm"
+CANONICAL = "live-llm"  # up-a (fast) and up-b: the LiteLLM proxy's pair
+ALT_CANONICAL = "alt-llm"  # alt-a (fast) and alt-b: the alerts' pair, degraded apart from the proxy's
 MCP_TOKEN = "mcp-token-7d1e5b0c9a"
 API_KEY = "sk-live-SECRET-4be2a1"
 FAST_TTFT_MS, SLOW_TTFT_MS = 40, 160
@@ -44,7 +45,7 @@ class LiveRig:
     service: ServiceProcess
     config: Path
     port: int
-    upstreams: dict[str, SimulatorProcess]  # provider -> its simulator
+    upstreams: dict[str, SimulatorProcess]  # provider -> its simulator (x-a on the first, x-b on the second)
     models: dict[str, str]  # provider -> model id
     hooks: Receiver
 
@@ -59,23 +60,24 @@ class LiveRig:
         self.upstreams[provider].set_model(self.models[provider], **behaviour)
 
 
-def start_rig(workdir: Path, upstreams: dict[str, SimulatorProcess], hooks: Receiver) -> tuple[LiveRig, ServiceProcess]:
+def start_rig(
+    workdir: Path, sims: tuple[SimulatorProcess, SimulatorProcess], hooks: Receiver
+) -> tuple[LiveRig, ServiceProcess]:
     tag = uuid.uuid4().hex[:6]
     url = f"sqlite:///{workdir / 'firsttoken.db'}"
     migrate.upgrade(make_engine(url))
-    models = {p: f"live-{tag}-{p}" for p in upstreams}
-    ttft = dict(zip(upstreams, (FAST_TTFT_MS, SLOW_TTFT_MS), strict=True))
-    for p, sim in upstreams.items():
-        sim.set_model(models[p], ttft_ms=ttft[p], **BEHAVIOUR)
-    providers = {
-        p: {
-            "protocol": "openai-chat",
-            "api_key": API_KEY,
-            "regions": {"local": sim.base_url + "/v1"},
-            "models": [{"name": models[p], "as": CANONICAL}],
-        }
-        for p, sim in upstreams.items()
-    }
+    upstreams, models, providers = {}, {}, {}
+    for pair, canonical in (("up", CANONICAL), ("alt", ALT_CANONICAL)):
+        for side, sim, ttft in (("a", sims[0], FAST_TTFT_MS), ("b", sims[1], SLOW_TTFT_MS)):
+            p = f"{pair}-{side}"
+            upstreams[p], models[p] = sim, f"live-{tag}-{p}"
+            sim.set_model(models[p], ttft_ms=ttft, **BEHAVIOUR)
+            providers[p] = {
+                "protocol": "openai-chat",
+                "api_key": API_KEY,
+                "regions": {"local": sim.base_url + "/v1"},
+                "models": [{"name": models[p], "as": canonical}],
+            }
     spec = {
         "database": url,
         "agent": "live",
@@ -83,14 +85,16 @@ def start_rig(workdir: Path, upstreams: dict[str, SimulatorProcess], hooks: Rece
         "prompts": {"short": {"messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 8}},
         "providers": providers,
         "checks": [{"providers": list(providers), "prompts": ["short"]}],
-        "alerts": [
+        "alerts": [  # slow probes last ~1.2 s each: a short window with few samples
             {
                 "name": "slow-ttft",
                 "metric": "ttft_ms",
                 "kind": "threshold",
                 "percentile": 50,
                 "above": 1000,
-                "window": "3s",
+                "window": "6s",
+                "min_samples": 3,
+                "for_evaluations": 1,
                 "severity": "page",
             },
         ],

@@ -41,7 +41,7 @@ async def exercise(session: ClientSession, rig) -> dict:
     before = routes_json(rig, "--model", CANONICAL, "--window", "1h")
     best = await session.call_tool("best_routes", {"model": CANONICAL, "window": "1h"})
     after = routes_json(rig, "--model", CANONICAL, "--window", "1h")
-    status = await session.call_tool("provider_status", {"provider": "up-a"})
+    status = await session.call_tool("provider_status", {"provider": "up-b"})
     unknown = await session.call_tool("provider_status", {"provider": "nope"})
     alerts = await session.call_tool("recent_alerts", {"since": "1h"})
     bad = await session.call_tool("best_routes", {"window": "soon"})
@@ -75,7 +75,7 @@ def check(result: dict) -> None:
         assert [set(r) for r in rows] == [set(r) for r in cli]
     status = result["status"]
     assert not status.is_error, status.content
-    assert status.structured_content["provider"] == "up-a"
+    assert status.structured_content["provider"] == "up-b"  # never degraded by any test
     assert status.structured_content["status"] == "operational"
     assert status.structured_content["ttft_p50_ms"] > 0
     assert result["unknown"].is_error and "unknown 'nope'" in result["unknown"].content[0].text
