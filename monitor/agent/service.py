@@ -29,7 +29,7 @@ from monitor.config import Config, ConfigError, load_config
 from monitor.probe.runner import probe_target
 from monitor.probe.tokens import warm_up as warm_up_tokenizer
 from monitor.probe.transport.lanes import ClientLanes, warm_up
-from monitor.redact import install_redaction
+from monitor.redact import install_redaction, redact
 from monitor.sample import Sample
 from monitor.storage.db import db_error_line
 
@@ -139,23 +139,30 @@ class Service:
             loop.add_signal_handler(signal.SIGHUP, self._reload.set)
         warm_up_tokenizer()
         await warm_up()
+        from monitor.agent.answer_cache import AnswerCache, ttl_for
         from monitor.agent.conditional import max_age_s
         from monitor.agent.public import PublicStatus
         from monitor.agent.routes_api import routes_handler
 
         public = PublicStatus(self.engine, lambda: self.config)
-        mcp_app = self._mcp = self._mcp_mount(public)
+
+        def cadence_s() -> int:
+            return max_age_s(t.interval_s for t in self.config.targets)
+
         self.status = StatusServer(
             self.options.listen_host,
             self.options.listen_port,
             self.metrics.chunks,
             self.health,
             public.handle,
-            routes_handler(self.engine, base_urls=lambda: {t.id: t.base_url for t in self.config.targets}),
-            max_age_s=lambda: max_age_s(t.interval_s for t in self.config.targets),
-            mcp=mcp_app,
+            AnswerCache(
+                routes_handler(self.engine, base_urls=lambda: {t.id: t.base_url for t in self.config.targets}),
+                ttl_s=lambda: ttl_for(cadence_s()),
+            ),
+            max_age_s=cadence_s,
         )
         self.status.start()
+        mounting = asyncio.create_task(asyncio.to_thread(self._mount_mcp, public), name="mcp-mount")
         targets = self.config.targets_for_agent(self.config.agent)
         from monitor.agent.otel import from_environment
 
@@ -172,7 +179,7 @@ class Service:
             self.options.listen_host,
             self.status.port,
         )
-        background = [asyncio.create_task(self._watch_config(), name="config-watch")]
+        background = [asyncio.create_task(self._watch_config(), name="config-watch"), mounting]
         self.periodic.start()
         await self._stop.wait()
         log.info("shutting down: letting probes in flight finish")
@@ -197,8 +204,9 @@ class Service:
     def stop(self) -> None:
         self._stop.set()
 
-    def _mcp_mount(self, public):
-        """/mcp on the listen address (DESIGN §14): the read-only MCP tools, when the `mcp` extra is installed."""
+    def _mount_mcp(self, public) -> None:
+        """/mcp on the listen address (DESIGN §14): the read-only MCP tools, when the `mcp` extra is installed.
+        Mounted from a worker thread once the SDK is imported; a failure here costs /mcp, never the service."""
         try:
             from monitor.mcp_server.database import read_only_engine, read_only_url
             from monitor.mcp_server.http import McpMount, mcp_token
@@ -206,12 +214,18 @@ class Service:
             from monitor.mcp_server.tools import Reader
         except ModuleNotFoundError as exc:
             log.info("/mcp is off: %s is not installed (pip install 'firsttoken[mcp]')", exc.name)
-            return None
-        engine = read_only_engine(read_only_url(self.config.database_url))
-        reader = Reader(engine, public.snapshot, secrets=self.config.secrets)
-        mount = McpMount(build_server(reader), host=self.options.listen_host, token=mcp_token())
+            return
+        try:
+            engine = read_only_engine(read_only_url(self.config.database_url))
+            reader = Reader(engine, public.snapshot, secrets=self.config.secrets)
+            mount = McpMount(build_server(reader), host=self.options.listen_host, token=mcp_token())
+        except Exception as exc:
+            log.warning("/mcp is off: %s", redact(str(exc), self.config.secrets).splitlines()[0][:200])
+            return
         mount.on_close(engine.dispose)
-        return mount
+        self._mcp = mount
+        if self.status is not None:
+            self.status.mount_mcp(mount)
 
     @property
     def stopping(self) -> asyncio.Event:
