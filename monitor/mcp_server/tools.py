@@ -52,8 +52,8 @@ def best_routes(
         span = parse_window(window)
         floor = parse_floor(min_availability)
         order = parse_by(by)
-    except RouteParamError as exc:
-        raise ToolInputError(str(exc)) from None
+    except RouteParamError as exc:  # the command line spells it --min-availability; the tool's argument has "_"
+        raise ToolInputError(str(exc).replace("min-availability", "min_availability", 1)) from None
     ranked, _ = load_routes(
         reader.engine,
         reader.clock(),
