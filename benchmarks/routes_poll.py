@@ -1,5 +1,5 @@
 """What polling the live ranking costs (issue 25): GET /routes answered in full and as a 304, the
-MCP `best_routes` tool over streamable HTTP, and the LiteLLM callback's per-request choice.
+MCP `best_routes` tool (the SDK's in-memory session: the tool's own cost), and the LiteLLM callback's per-request choice.
 
     python benchmarks/routes_poll.py [--targets 200] [--minutes 30] [--requests 50] [--database URL]
 
@@ -21,6 +21,7 @@ from pathlib import Path
 import anyio
 import httpx
 
+from monitor.agent.answer_cache import AnswerCache, ttl_for
 from monitor.agent.metrics import Health, StatusServer
 from monitor.agent.routes_api import routes_handler
 from monitor.integrations.route_choice import choose, routes_from_json
@@ -76,18 +77,25 @@ def main() -> None:
         engine = make_engine(args.database or f"sqlite:///{Path(tmp) / 'bench.db'}")
         migrate.upgrade(engine)
         bases = seed(engine, args.targets, args.minutes, now)
-        server = StatusServer(
-            "127.0.0.1", 0, lambda: [], lambda: Health(True, {}),
-            routes=routes_handler(engine, clock=lambda: now, base_urls=lambda: bases), max_age_s=lambda: 60,
-        )  # fmt: skip
+        handler = routes_handler(engine, clock=lambda: now, base_urls=lambda: bases)
+        server = StatusServer("127.0.0.1", 0, lambda: [], lambda: Health(True, {}), routes=handler,
+                              max_age_s=lambda: 60)  # fmt: skip
+        # As `firsttoken run` serves it: answers shared for half the cadence (here 5 s).
+        cached = StatusServer("127.0.0.1", 0, lambda: [], lambda: Health(True, {}),
+                              routes=AnswerCache(handler, ttl_s=lambda: ttl_for(60)), max_age_s=lambda: 60)  # fmt: skip
         server.start()
+        cached.start()
         url = f"http://127.0.0.1:{server.port}/routes?window=30m"
+        cached_url = f"http://127.0.0.1:{cached.port}/routes?window=30m"
         with httpx.Client() as client:
             full = client.get(url)
             etag = full.headers["etag"]
             got_200 = timed(lambda: client.get(url).raise_for_status(), args.requests)
             got_304 = timed(lambda: client.get(url, headers={"If-None-Match": etag}), args.requests)
             assert client.get(url, headers={"If-None-Match": etag}).status_code == 304
+            client.get(cached_url)
+            cached_200 = timed(lambda: client.get(cached_url).raise_for_status(), args.requests)
+            cached_304 = timed(lambda: client.get(cached_url, headers={"If-None-Match": etag}), args.requests)
         routes = routes_from_json(full.json())
         deployments = [
             {"litellm_params": {"model": "openai/m0", "api_base": f"http://p{r}.example/v1"}} for r in range(4)
@@ -96,13 +104,17 @@ def main() -> None:
         per_choice = timed(lambda: choose(deployments, routes), 2000)
         mcp_ms = mcp_best_routes(args.requests, now, engine)
         server.stop()
+        cached.stop()
+        engine.dispose()
     print(f"{args.targets} targets ({args.targets // 4} canonical models x 4 routes), {args.minutes} min of samples, "
           f"{engine.dialect.name}; the callback kept {len(chosen)} of {len(deployments)} deployments")  # fmt: skip
     print("| path | p50 ms | p95 ms | bytes |")
     print("| --- | --- | --- | --- |")
-    print(row("GET /routes, 200", got_200, len(full.content)))
-    print(row("GET /routes, If-None-Match -> 304", got_304, 0))
-    print(row("MCP best_routes (model=m0), streamable HTTP, in-process", mcp_ms, "-"))
+    print(row("GET /routes, computed per request, 200", got_200, len(full.content)))
+    print(row("GET /routes, computed per request, If-None-Match -> 304", got_304, 0))
+    print(row("GET /routes, run's answer cache, 200", cached_200, len(full.content)))
+    print(row("GET /routes, run's answer cache, If-None-Match -> 304", cached_304, 0))
+    print(row("MCP best_routes (model=m0), SDK in-memory session", mcp_ms, "-"))
     print(row(f"LiteLLM callback choice per request ({len(routes)} routes)", per_choice, "-"))
 
 
