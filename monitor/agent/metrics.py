@@ -180,13 +180,10 @@ class StatusServer:
         max_age_s: Callable[[], int] | None = None,
         mcp: Callable[..., Any] | None = None,
     ) -> None:
-        self._mcp = mcp
-
         def app(environ, start_response):
             path = environ.get("PATH_INFO", "")
-            mounted = self._mcp
-            if mounted is not None and (path == "/mcp" or path.startswith("/mcp/")):
-                return mounted(environ, start_response)
+            if mcp is not None and (path == "/mcp" or path.startswith("/mcp/")):
+                return mcp(environ, start_response)
             if path == "/routes" and routes is not None:
                 status, body = routes(environ.get("QUERY_STRING", ""))
                 reason = {200: "OK", 400: "Bad Request"}.get(status, "Service Unavailable")
@@ -228,10 +225,6 @@ class StatusServer:
 
     def start(self) -> None:
         self._thread.start()
-
-    def mount_mcp(self, app: Callable[..., Any]) -> None:
-        """/mcp from now on (the MCP SDK takes seconds to import: /healthz must not wait for it)."""
-        self._mcp = app
 
     def stop(self) -> None:
         self._server.shutdown()

@@ -96,7 +96,7 @@ class Service:
                 max_per_provider_region=config.defaults.max_per_provider_region,
             )
         self.status: StatusServer | None = None
-        self._mcp = None  # the /mcp mount (monitor.mcp_server.http), when the mcp extra is installed
+        self._mcp = None  # /mcp (monitor.agent.lazy_app over monitor.mcp_server.http), set by run()
         self.otel = None  # monitor.agent.otel.OtelMetrics when the OTEL_* environment asks for it
         self._stop = asyncio.Event()
         self._reload = asyncio.Event()
@@ -141,10 +141,12 @@ class Service:
         await warm_up()
         from monitor.agent.answer_cache import AnswerCache, ttl_for
         from monitor.agent.conditional import max_age_s
+        from monitor.agent.lazy_app import LazyApp
         from monitor.agent.public import PublicStatus
         from monitor.agent.routes_api import routes_handler
 
         public = PublicStatus(self.engine, lambda: self.config)
+        self._mcp = LazyApp(lambda: self._build_mcp(public), b"not found: /mcp needs pip install 'firsttoken[mcp]'\n")
 
         def cadence_s() -> int:
             return max_age_s(t.interval_s for t in self.config.targets)
@@ -160,9 +162,9 @@ class Service:
                 ttl_s=lambda: ttl_for(cadence_s()),
             ),
             max_age_s=cadence_s,
+            mcp=self._mcp,
         )
         self.status.start()
-        mounting = asyncio.create_task(asyncio.to_thread(self._mount_mcp, public), name="mcp-mount")
         targets = self.config.targets_for_agent(self.config.agent)
         from monitor.agent.otel import from_environment
 
@@ -179,7 +181,7 @@ class Service:
             self.options.listen_host,
             self.status.port,
         )
-        background = [asyncio.create_task(self._watch_config(), name="config-watch"), mounting]
+        background = [asyncio.create_task(self._watch_config(), name="config-watch")]
         self.periodic.start()
         await self._stop.wait()
         log.info("shutting down: letting probes in flight finish")
@@ -195,8 +197,7 @@ class Service:
             await asyncio.to_thread(self.otel.shutdown)
         await asyncio.to_thread(self.leader.release)
         self.status.stop()
-        if self._mcp is not None:
-            self._mcp.close()
+        self._mcp.close()
         self.engine.dispose()
         log.info("stopped")
         return 0
@@ -204,9 +205,9 @@ class Service:
     def stop(self) -> None:
         self._stop.set()
 
-    def _mount_mcp(self, public) -> None:
+    def _build_mcp(self, public):
         """/mcp on the listen address (DESIGN §14): the read-only MCP tools, when the `mcp` extra is installed.
-        Mounted from a worker thread once the SDK is imported; a failure here costs /mcp, never the service."""
+        Built on the first /mcp request; a failure costs /mcp, never the service."""
         try:
             from monitor.mcp_server.database import read_only_engine, read_only_url
             from monitor.mcp_server.http import McpMount, mcp_token
@@ -214,18 +215,16 @@ class Service:
             from monitor.mcp_server.tools import Reader
         except ModuleNotFoundError as exc:
             log.info("/mcp is off: %s is not installed (pip install 'firsttoken[mcp]')", exc.name)
-            return
+            return None
         try:
             engine = read_only_engine(read_only_url(self.config.database_url))
             reader = Reader(engine, public.snapshot, secrets=self.config.secrets)
             mount = McpMount(build_server(reader), host=self.options.listen_host, token=mcp_token())
         except Exception as exc:
             log.warning("/mcp is off: %s", redact(str(exc), self.config.secrets).splitlines()[0][:200])
-            return
+            return None
         mount.on_close(engine.dispose)
-        self._mcp = mount
-        if self.status is not None:
-            self.status.mount_mcp(mount)
+        return mount
 
     @property
     def stopping(self) -> asyncio.Event:
