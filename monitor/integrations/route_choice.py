@@ -22,6 +22,19 @@ from typing import Any
 from urllib.parse import urlsplit
 
 DEFAULT_SLACK = 0.2  # a route within 20% of the best p50 TTFT is as good as the best
+# Where LiteLLM sends a deployment that names no api_base: its provider's public endpoint
+# (LiteLLM's defaults for these prefixes), so a config that relies on them still matches.
+DEFAULT_API_BASES = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+    "groq": "https://api.groq.com/openai/v1",
+    "together_ai": "https://api.together.xyz/v1",
+    "fireworks_ai": "https://api.fireworks.ai/inference/v1",
+    "mistral": "https://api.mistral.ai/v1",
+    "deepseek": "https://api.deepseek.com",
+    "openrouter": "https://openrouter.ai/api/v1",
+    "gemini": "https://generativelanguage.googleapis.com",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +50,8 @@ class RouteView:
 
 
 def normalize_base(url: str | None) -> str | None:
-    """scheme://host[:port]/path, lowercased host, no default port, credentials, query or trailing slash."""
+    """scheme://host[:port]/path, lowercased host, no default port, credentials, query, trailing slash or
+    final `/v1` (one host is configured with and without it: `https://api.deepseek.com[/v1]`)."""
     if not url:
         return None
     parts = urlsplit(url.strip())
@@ -49,7 +63,9 @@ def normalize_base(url: str | None) -> str | None:
     if ":" in host:
         host = f"[{host}]"
     netloc = host if port in (None, default) else f"{host}:{port}"
-    return f"{parts.scheme.lower()}://{netloc}{parts.path.rstrip('/')}"
+    path = parts.path.rstrip("/")
+    path = path.removesuffix("/v1")
+    return f"{parts.scheme.lower()}://{netloc}{path}"
 
 
 def routes_from_json(body: Mapping[str, Any]) -> list[RouteView]:
@@ -73,11 +89,11 @@ def routes_from_json(body: Mapping[str, Any]) -> list[RouteView]:
 
 def deployment_key(deployment: Mapping[str, Any]) -> tuple[str, str] | None:
     params = deployment.get("litellm_params") or {}
-    base = normalize_base(params.get("api_base"))
     model = str(params.get("model") or "")
-    if base is None or not model:
+    prefix, _, model_id = model.partition("/") if "/" in model else ("", "", model)
+    base = normalize_base(params.get("api_base") or DEFAULT_API_BASES.get(prefix))
+    if base is None or not model_id:
         return None
-    model_id = model.split("/", 1)[1] if "/" in model else model
     return base, model_id
 
 

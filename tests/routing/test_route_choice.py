@@ -34,12 +34,18 @@ def ids(chosen: list[dict]) -> list[str]:
 
 
 def test_endpoints_and_model_ids_match_however_they_are_spelt():
-    assert normalize_base("HTTP://A:8000/v1/") == "http://a:8000/v1"
-    assert normalize_base("https://x.example:443/v1?key=1") == "https://x.example/v1"
+    assert normalize_base("HTTP://A:8000/v1/") == "http://a:8000"
+    assert (
+        normalize_base("https://x.example:443/v1?key=1") == normalize_base("https://x.example") == "https://x.example"
+    )
+    assert normalize_base("https://api.groq.com/openai/v1") == "https://api.groq.com/openai"
     assert normalize_base("not a url") is None and normalize_base(None) is None
-    assert deployment_key(A) == ("http://a:8000/v1", "m-a")
-    assert deployment_key(C) == ("https://c.example/v1", "meta/llama")
-    assert deployment_key({"litellm_params": {"model": "gpt-4o"}}) is None  # no api_base: nothing to match
+    assert deployment_key(A) == ("http://a:8000", "m-a")
+    assert deployment_key(C) == ("https://c.example", "meta/llama")
+    # No api_base: LiteLLM's default for the provider prefix, as firsttoken's config names it.
+    assert deployment_key({"litellm_params": {"model": "groq/llama-3.1-70b-versatile"}}) == (
+        normalize_base("https://api.groq.com/openai/v1"), "llama-3.1-70b-versatile")  # fmt: skip
+    assert deployment_key({"litellm_params": {"model": "gpt-4o"}}) is None  # no prefix, no api_base: no match
 
 
 def test_the_group_narrows_to_the_best_ranked_route():
@@ -79,7 +85,7 @@ def test_routes_json_without_an_endpoint_is_ignored():
     body = {"routes": [{"provider_model": "m", "rank": 1, "above_floor": True, "ttft_ms": {"p50": 1.0}},
                        {"base_url": "http://h/v1", "provider_model": "m", "prompt": "s", "rank": 1,
                         "above_floor": True, "ttft_ms": {"p50": 1.0}}]}  # fmt: skip
-    assert routes_from_json(body) == [RouteView("http://h/v1", "m", "s", 1, True, 1.0)]
+    assert routes_from_json(body) == [RouteView("http://h", "m", "s", 1, True, 1.0)]
 
 
 class _Routes(BaseHTTPRequestHandler):
