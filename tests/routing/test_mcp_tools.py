@@ -43,3 +43,19 @@ def test_bad_arguments_are_refused_with_their_name():
     refused = call(server, "best_routes", {"by": "vibes"})
     assert refused.is_error
     assert "config" in call(server, "provider_status", {"provider": "groq"}).content[0].text  # no config: says so
+
+
+def test_bad_configuration_exits_2_with_one_line_naming_it(tmp_path):
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("providers: 5\n")
+    for argv, expected in (
+        (["mcp", "--config", str(bad)], f"{bad}: providers: expected a mapping"),
+        (["routes", "--watch", "soon", "--config", str(bad)], "firsttoken routes: --watch: a poll interval"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "monitor", *argv], capture_output=True, text=True, stdin=subprocess.DEVNULL
+        )
+        assert done.returncode == 2 and done.stderr.startswith(expected) and done.stderr.count("\n") == 1, done.stderr
