@@ -21,6 +21,7 @@ from tests.routing.live_rig import API_KEY, CANONICAL, INTERVAL_S, wait_until
 pytestmark = pytest.mark.integration
 
 REFRESH_S = 1.0
+UNPROBED = "unprobed-llm"
 WINDOW = 20  # requests: "moved" is the first run of this many with >= 90% on the other upstream
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
@@ -35,6 +36,10 @@ def proxy(live_rig, tmp_path_factory):
         }
         for p in ("up-a", "up-b")
     ]  # fmt: skip
+    for p in ("up-a", "up-b"):  # a group firsttoken probes none of: LiteLLM's own choice must stand
+        live_rig.upstreams[p].set_model(f"unprobed-{p}", ttft_ms=20, itl_ms=1, output_tokens=3)
+        model_list.append({"model_name": UNPROBED, "litellm_params": {
+            "model": f"openai/unprobed-{p}", "api_base": live_rig.api_base(p), "api_key": API_KEY}})  # fmt: skip
     settings = {"url": live_rig.base_url, "refresh_s": REFRESH_S, "window": "1m"}
     with LiteLLMProxy(tmp_path_factory.mktemp("litellm"), model_list, settings) as proxy:
         yield proxy
@@ -82,3 +87,10 @@ def test_traffic_follows_the_ranking_and_moves_within_a_refresh_when_the_best_ro
     )  # fmt: skip
     assert share(after, slow) >= 0.9, after
     assert moved_s <= budget_s, f"traffic moved after {moved_s:.2f} s, budget {budget_s} s"
+
+
+def test_a_group_firsttoken_knows_nothing_of_is_routed_as_litellm_would(live_rig, proxy):
+    with httpx.Client(timeout=15) as client:
+        served = [proxy.chat(client, UNPROBED) for _ in range(40)]
+    shares = {p: share(served, live_rig.api_base(p)) for p in ("up-a", "up-b")}
+    assert sum(shares.values()) == 1.0 and min(shares.values()) >= 0.2, served  # simple-shuffle's split, untouched
