@@ -8,7 +8,7 @@ COPY pyproject.toml README.md ./
 COPY monitor ./monitor
 COPY dashboard ./dashboard
 COPY migrations ./migrations
-RUN pip install '.[bedrock]' && useradd --system --home /var/lib/firsttoken firsttoken \
+RUN pip install '.[bedrock,mcp]' && useradd --system --home /var/lib/firsttoken firsttoken \
     && mkdir -p /var/lib/firsttoken && chown firsttoken /var/lib/firsttoken
 USER firsttoken
 WORKDIR /var/lib/firsttoken

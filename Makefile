@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint bench clean browser-deps integration-deps docs docs-build screenshots
+.PHONY: install demo test lint bench clean browser-deps integration-deps litellm-deps docs docs-build screenshots
 
 $(STAMP): pyproject.toml
 	@echo "==> creating $(VENV) and installing firsttoken (a minute or two on a fresh machine)"
@@ -56,11 +56,24 @@ integration-deps:
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus prometheus-alertmanager; \
 	fi
 
-test: install lint browser-deps integration-deps
+# A real LiteLLM proxy for the routing callback's integration test (tests/integrations/), in a venv of
+# its own: litellm[proxy] pins rich<14, which the dev tools (import-linter) cannot share. It holds
+# firsttoken with its `litellm` extra, exactly what a user installs beside their proxy.
+LITELLM_VENV := .venv-litellm
+$(LITELLM_VENV)/.installed: pyproject.toml
+	@echo "==> creating $(LITELLM_VENV): firsttoken[litellm] with LiteLLM's proxy, for the integration tests"
+	$(PYTHON) -m venv $(LITELLM_VENV)
+	$(LITELLM_VENV)/bin/pip install --progress-bar off --upgrade pip >/dev/null
+	$(LITELLM_VENV)/bin/pip install --progress-bar off -e '.[litellm]'
+	touch $@
+
+litellm-deps: $(LITELLM_VENV)/.installed
+
+test: install lint browser-deps integration-deps litellm-deps
 	$(BIN)/pytest
 
 bench: install
 	$(BIN)/python benchmarks/accuracy.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis test-artifacts site
+	rm -rf $(VENV) $(LITELLM_VENV) .pytest_cache .ruff_cache .hypothesis test-artifacts site

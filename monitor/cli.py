@@ -40,6 +40,7 @@ COMMANDS = {
     "probe": ("probe", "probe targets now and print the results"),
     "samples": ("samples", "print stored samples"),
     "routes": ("routes", "rank the routes of each model: which provider and region to use now"),
+    "mcp": ("mcp", "the read-only MCP server over stdio: best routes, provider status, alerts for agents"),
     "backtest": ("backtest", "replay a series through the alert detector"),
     "silence": ("silence", "add, list or expire silences"),
     "check-config": ("check_config", "validate the config and print the expanded matrix"),

@@ -40,8 +40,9 @@ SHELLS = ("sh", "bash", "shell", "console")
 SELF_CONTAINED = {"check-config", "schema", "backtest"}
 # Offline but reading (or writing) a database: run in console blocks, which set the database up.
 STATEFUL = {"samples", "routes", "silence", "db"}
-# Those that talk to providers or serve until stopped: shown, not run (`demo --backfill-only` is stateful).
-ONLINE = {"demo", "run", "probe", "dashboard", "simulate"}
+# Those that talk to providers or serve until stopped: shown, not run (`demo --backfill-only` is stateful,
+# any `--watch` is not).
+ONLINE = {"demo", "run", "probe", "dashboard", "simulate", "mcp"}
 STUB_PROVIDER = {"protocol": "openai-chat", "regions": {"global": "http://127.0.0.1:1/v1"}, "models": ["m"]}
 STUB_PROMPT = {"messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 8}
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "FIRSTTOKEN_DATABASE_URL")
@@ -186,6 +187,8 @@ def _kind(command: str) -> str | None:
     sub = _subcommand(command)
     if sub == "demo" and "--backfill-only" in command.split():
         return "stateful"
+    if "--watch" in command.split():
+        return "online"  # polls until stopped
     return {**dict.fromkeys(SELF_CONTAINED, "self"), **dict.fromkeys(STATEFUL, "stateful")}.get(sub, sub and "online")
 
 

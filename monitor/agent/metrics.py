@@ -18,6 +18,7 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import ThreadingWSGIServer
 
+from monitor.agent.conditional import cache_headers, etag_for, matches
 from monitor.agent.metrics_series import SeriesCounter, SeriesHistogram, _braces, chunked
 from monitor.sample import Sample
 
@@ -165,7 +166,8 @@ class _QuietHandler(WSGIRequestHandler):
 
 
 class StatusServer:
-    """Serves /metrics, /healthz, /routes (given a handler) and the public status routes from a daemon thread."""
+    """Serves /metrics, /healthz, /routes (given a handler), the public status routes and /mcp
+    (given a WSGI app) from a daemon thread."""
 
     def __init__(
         self,
@@ -175,22 +177,29 @@ class StatusServer:
         health: Callable[[], Health],
         public: Callable[[str], tuple[str, str, bytes] | None] | None = None,
         routes: Callable[[str], tuple[int, bytes]] | None = None,
+        max_age_s: Callable[[], int] | None = None,
+        mcp: Callable[..., Any] | None = None,
     ) -> None:
         def app(environ, start_response):
             path = environ.get("PATH_INFO", "")
+            if mcp is not None and (path == "/mcp" or path.startswith("/mcp/")):
+                return mcp(environ, start_response)
             if path == "/routes" and routes is not None:
                 status, body = routes(environ.get("QUERY_STRING", ""))
                 reason = {200: "OK", 400: "Bad Request"}.get(status, "Service Unavailable")
-                start_response(
-                    f"{status} {reason}", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
-                )
+                headers = [("Content-Type", "application/json")]
+                if status == 200:
+                    return _conditional(environ, start_response, "200 OK", headers, body, max_age())
+                start_response(f"{status} {reason}", [*headers, ("Content-Length", str(len(body)))])
                 return [body]
             answer = public(path) if public is not None else None
             if answer is not None:  # /status.json, /badge/<provider>.svg, /incidents.atom (monitor.agent.public)
                 status, content_type, body = answer
-                headers = [("Content-Type", content_type), ("Content-Length", str(len(body)))]
                 # Embeddable anywhere (a badge in a README, status JSON from a browser page); never stale for long.
-                headers += [("Access-Control-Allow-Origin", "*"), ("Cache-Control", "public, max-age=15")]
+                headers = [("Content-Type", content_type), ("Access-Control-Allow-Origin", "*")]
+                if status.startswith("200"):
+                    return _conditional(environ, start_response, status, headers, body, max_age())
+                headers += [("Content-Length", str(len(body))), ("Cache-Control", "public, max-age=15")]
                 start_response(status, headers)
                 return [body]
             if path == "/metrics":
@@ -207,6 +216,9 @@ class StatusServer:
             start_response("404 Not Found", [("Content-Type", "text/plain")])
             return [b"not found: try /metrics, /healthz or /routes\n"]
 
+        def max_age() -> int:
+            return max_age_s() if max_age_s is not None else 15
+
         self._server = make_server(host, port, app, ThreadingWSGIServer, handler_class=_QuietHandler)
         self.port = self._server.server_port
         self._thread = threading.Thread(target=self._server.serve_forever, name="firsttoken-status", daemon=True)
@@ -217,3 +229,15 @@ class StatusServer:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def _conditional(environ, start_response, status: str, headers: list, body: bytes, max_age: int) -> list[bytes]:
+    """200 with an ETag, or 304 with no body when the client already holds this body (a poller's
+    `If-None-Match`)."""
+    tag = etag_for(body)
+    headers = [*headers, *cache_headers(tag, max_age)]
+    if matches(environ.get("HTTP_IF_NONE_MATCH"), tag):
+        start_response("304 Not Modified", [h for h in headers if h[0] != "Content-Type"])
+        return []
+    start_response(status, [*headers, ("Content-Length", str(len(body)))])
+    return [body]

@@ -13,7 +13,7 @@ import json
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from sqlalchemy import Engine
 
@@ -22,7 +22,14 @@ from monitor.routing.params import RouteParamError, parse_by, parse_floor, parse
 log = logging.getLogger(__name__)
 
 
-def routes_handler(engine: Engine, clock: Callable[[], datetime] = lambda: datetime.now(UTC)):
+def routes_handler(
+    engine: Engine,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    base_urls: Callable[[], dict[str, str]] | None = None,
+):
+    """`base_urls` (target id -> endpoint, from the running config) adds each route's `base_url`:
+    what a gateway matches its own deployments' `api_base` against (monitor.integrations)."""
+
     def handle(query_string: str) -> tuple[int, bytes]:
         from monitor.routing import formats
         from monitor.storage.queries.routes import load_routes
@@ -45,13 +52,17 @@ def routes_handler(engine: Engine, clock: Callable[[], datetime] = lambda: datet
                 min_availability=floor,
                 by=by,
                 endpoint=True,
+                agent=query.get("agent") or None,
             )
         except Exception as exc:  # the database may be down: say so, keep serving /metrics
             log.warning("GET /routes failed: %s", type(exc).__name__)
             return 503, json.dumps({"error": f"database unavailable: {type(exc).__name__}"}).encode()
+        endpoints = base_urls() if base_urls is not None else {}
         routes = []
         for r in ranked:
             obj = formats.route_object(r)
+            if r.stats.target in endpoints:
+                obj["base_url"] = public_endpoint(endpoints[r.stats.target])
             if r.stats.target in recent:
                 obj.update(formats.endpoint_fields(recent[r.stats.target]))
             routes.append(obj)
@@ -59,3 +70,13 @@ def routes_handler(engine: Engine, clock: Callable[[], datetime] = lambda: datet
         return 200, json.dumps(body).encode()
 
     return handle
+
+
+def public_endpoint(url: str) -> str:
+    """scheme://host[:port]/path of a configured endpoint: never its credentials or query (a key may hide there)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))

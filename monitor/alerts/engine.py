@@ -33,6 +33,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from monitor.alerts import checkpoints
+from monitor.alerts.alternatives import alternatives
 from monitor.alerts.detectors.base import Evaluation
 from monitor.alerts.detectors.detect import DetectorSettings, SeriesDetector, settings_from_rule
 from monitor.alerts.feed import fetch_new
@@ -158,11 +159,18 @@ class AlertEngine:
 
         changes = self._lifecycle(rules, members, evaluations, live, released, silences, config, now)
         saving = self._due_checkpoints(transitioned)
+        routes_instead = alternatives(engine, changes, now)  # read before the write transaction
         with engine.begin() as conn:
             if checkpoints.read_token(conn, lock=True) != token:
                 raise StaleEngineError("another engine evaluated alerts meanwhile; reloading")
             queued = apply_changes(
-                conn, changes, config.notifiers, dashboard_url=config.dashboard_url, now=now, secrets=config.secrets
+                conn,
+                changes,
+                config.notifiers,
+                dashboard_url=config.dashboard_url,
+                now=now,
+                secrets=config.secrets,
+                alternatives=routes_instead,
             )
             saved = [
                 checkpoints.Checkpoint(

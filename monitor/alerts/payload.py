@@ -7,9 +7,11 @@ so it can sit in the database and be shown to anyone.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from monitor.alerts.alternative import alternative_text
 from monitor.alerts.links import alert_url
 from monitor.alerts.records import RESOLVED, RESOLVED_EVENT, AlertRecord
 
@@ -65,6 +67,17 @@ def build_body(record: AlertRecord, event: str, alert_id: int, dashboard_url: st
         "summary": record.summary or "",
         "dashboard_url": link,
     }
+
+
+def with_alternative(body: dict[str, Any], alternative: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A route alert's `alternative` (null when no other route is up, and once resolved); a firing
+    one's summary ends with it, for every notifier that shows only the summary."""
+    firing = body["status"] == "firing"
+    body["alternative"] = dict(alternative) if alternative and firing else None
+    text = alternative_text(body["alternative"])
+    if text:
+        body["summary"] = f"{body['summary']}; {text}" if body["summary"] else text
+    return body
 
 
 def _finite(value: float | None) -> float | None:

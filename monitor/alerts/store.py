@@ -9,7 +9,7 @@ Core SQL on the storage tables; no ORM object leaves this module.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -18,9 +18,9 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from monitor.alerts.official import MATCH_WINDOW, lead_text, matching_incident
-from monitor.alerts.payload import build_body
+from monitor.alerts.payload import build_body, with_alternative
 from monitor.alerts.records import FIRING, LIVE_STATES, REPEAT_EVENT, RESOLVED, RESOLVED_EVENT, AlertRecord, Change
-from monitor.alerts.scope import PROVIDER_REGION, Scope
+from monitor.alerts.scope import PROVIDER_REGION, TARGET, Scope
 from monitor.redact import redact
 from monitor.storage.models import Alert, NotificationOutbox
 from monitor.storage.queries.official import incidents_near
@@ -92,8 +92,11 @@ def apply_changes(
     dashboard_url: str | None,
     now: datetime,
     secrets: Iterable[str] = (),
+    alternatives: Mapping[str, dict[str, Any] | None] | None = None,
 ) -> int:
     """Store each change and enqueue its events for every notifier that wants its severity.
+    `alternatives` (target id -> route, monitor.alerts.alternatives) names the route to take
+    instead in each target alert's body and summary.
 
     Returns the number of outbox rows queued. Runs in the caller's transaction.
     """
@@ -113,6 +116,8 @@ def apply_changes(
         note = _official_note(conn, record) if change.events else ""
         for event in change.events:
             body = build_body(record, event, alert_id, url)
+            if record.scope.kind == TARGET:
+                with_alternative(body, (alternatives or {}).get(record.scope.key))
             if note:  # how far ahead of the provider's own status page this alert fired
                 body["official_incident"] = note
             seq = _next_repeat_seq(conn, alert_id) if event == REPEAT_EVENT else 0

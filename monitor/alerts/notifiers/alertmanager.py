@@ -29,6 +29,7 @@ from typing import Annotated, Any, ClassVar
 import httpx
 from pydantic import BeforeValidator
 
+from monitor.alerts.alternative import alternative_text
 from monitor.alerts.notifiers.base import USER_AGENT, DeliveryError, post
 from monitor.config.fields import NonEmpty, Url, alias, check_url, seconds, spec
 from monitor.config.notifiers import NotifierConfig, Timeout
@@ -78,6 +79,8 @@ def to_alert(body: Mapping[str, Any], *, now: datetime, resend_every_s: float) -
     }
     if body.get("official_incident"):
         annotations["official_incident"] = str(body["official_incident"])
+    if body.get("alternative"):  # "consider groq/llama-3.1-70b@global: p50 310 ms, 100%"
+        annotations["alternative"] = alternative_text(body["alternative"])
     if body.get("dashboard_url"):
         annotations["dashboard_url"] = body["dashboard_url"]
     alert: dict[str, Any] = {"labels": labels, "annotations": {k: v for k, v in annotations.items() if v != ""}}

@@ -35,7 +35,17 @@ SEVERITIES = {
     "info": "info",
 }
 DEFAULT_SEVERITY = "warning"
-DETAIL_KEYS = ("alert_id", "rule", "scope", "value", "baseline", "fired_value", "worst_value", "started_at")
+DETAIL_KEYS = (
+    "alert_id",
+    "rule",
+    "scope",
+    "value",
+    "baseline",
+    "fired_value",
+    "worst_value",
+    "started_at",
+    "alternative",  # the route to take instead (monitor.alerts.alternative)
+)
 PAGERDUTY_URL = "https://events.pagerduty.com/v2/enqueue"
 
 

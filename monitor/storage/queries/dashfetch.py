@@ -151,8 +151,10 @@ def fetch_rollups(
     target_ids: Sequence[str] | None = None,
     hists: Sequence[str] = ("ttft_ms", "tps"),
     bucket_s: float | None = None,
+    agent: str | None = None,
 ) -> RollupRows:
-    """Rollup rows with `start <= hour < end`, every agent's row included (merge by summing).
+    """Rollup rows with `start <= hour < end`, every agent's row included (merge by summing),
+    or only `agent`'s.
 
     With `bucket_s` (a whole number of hours, aligned to the epoch) the database
     already groups each target's hours into buckets: counts summed, histogram
@@ -182,6 +184,8 @@ def fetch_rollups(
     query = query.where(_R.hour >= start, _R.hour < end)
     if target_ids is not None:
         query = query.where(_R.target.in_(list(target_ids)))
+    if agent is not None:
+        query = query.where(_R.agent == agent)
     rows = fetch_rows(engine, query)
     cols = list(zip(*rows, strict=True)) if rows else [()] * (7 + len(hists))
     target, targets = _codes(cols[1])

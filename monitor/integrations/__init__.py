@@ -1,0 +1,1 @@
+"""Gateways that route on firsttoken's live ranking (DESIGN §14): `litellm` is a LiteLLM proxy callback."""
