@@ -133,7 +133,7 @@ class AlertEngine:
                     cursors[target] = series.cursor
             floor = now - timedelta(seconds=opts.bootstrap_s)
             points = fetch_new(conn, cursors, floor=floor, until=now - timedelta(seconds=opts.settle_s))
-            live = load_live(conn)
+            live = [r for r in load_live(conn) if r.slo is None]  # SLO alerts: monitor.alerts.slo_evaluator
             released = group_resolutions(conn, now - timedelta(seconds=RELEASE_LOOKBACK_S))
             silences = active_silences(conn, config.silences, now)
 
@@ -286,9 +286,13 @@ def alert_jobs(
     a receiver); its claims are still compare-and-set, so a second sender
     during a leadership hand-over cannot send a row twice.
     """
+    from monitor.alerts.slo_evaluator import SloEvaluator
+
     alert_engine = AlertEngine(options)
+    slo_evaluator = SloEvaluator(settle_s=alert_engine.options.settle_s)
     delivery = OutboxDelivery(policy=retry, budget_s=max(5.0, 4 * deliver_every_s))
     return {
         "alerts.evaluate": (evaluate_every_s, alert_engine.evaluate),
+        "slo.evaluate": (evaluate_every_s, slo_evaluator.evaluate),  # SLO burn rates (DESIGN §12)
         "alerts.deliver": (deliver_every_s, delivery.run),
     }

@@ -1,12 +1,13 @@
 """One SLO scope's burn-rate alert across its vantage points (DESIGN §12, §11), pure.
 
-Each agent's probes of the scope feed its own count-based windows. After every probe the scope is
-judged at that probe's time: a window pair holds for the scope when it trips on a quorum of the
-agents that probed the scope within the pair's long window. The alert fires when any pair holds,
-takes the severity of the most severe pair that holds and never steps down while it fires (so the
-page that opened an incident also closes it), and resolves when no pair holds.
+Each agent's probes of the scope feed its own count-based windows, and after each of its probes it
+judges every window pair (long and short burn at or above the factor). The scope is then judged at
+that probe's time: a pair holds for the scope when it trips, as of each agent's own last probe, on
+a quorum of the agents that probed the scope within the pair's long window. The alert fires when
+any pair holds, takes the severity of the most severe pair that holds and never steps down while it
+fires (so the page that opened an incident also closes it), and resolves when no pair holds.
 
-The same object runs the live alerts (`monitor.slo.evaluator`) and `firsttoken backtest --slo`,
+The same object runs the live alerts (`monitor.alerts.slo_evaluator`) and `firsttoken backtest --slo`,
 so a backtest shows exactly what the service would have paged.
 """
 
@@ -40,6 +41,9 @@ class ScopeBurn:
         self.lengths_s = window_lengths(period_s)
         self.error_budget = error_budget
         self.agents: dict[str, WindowCounts] = {}
+        # Per agent, as of its own last probe: (long burn, short burn, trips) per pair. An agent's view
+        # changes only when it probes, so agents probing a second apart never take turns at the quorum.
+        self.views: dict[str, tuple[tuple[float, float, bool], ...]] = {}
         self.severity: str | None = None  # of the live alert; None while it does not fire
 
     def observe(self, agent: str, ts: float, bad: bool) -> Verdict:
@@ -47,33 +51,32 @@ class ScopeBurn:
         if counts is None:
             counts = self.agents[agent] = WindowCounts(self.lengths_s)
         counts.add(ts, bad)
+        view = []
+        for window in self.windows:
+            long_burn, short_burn = self._burn(counts, window.long_s), self._burn(counts, window.short_s)
+            view.append((long_burn, short_burn, window.trips(long_burn, short_burn)))
+        self.views[agent] = tuple(view)
         return self.judge(ts)
 
-    def burn(self, agent: str, length_s: float) -> float:
-        bad, total = self.agents[agent].counts(length_s)
+    def _burn(self, counts: WindowCounts, length_s: float) -> float:
+        bad, total = counts.counts(length_s)
         return burn_rate(bad, total, self.error_budget)
 
     def judge(self, ts: float) -> Verdict:
-        for counts in self.agents.values():
-            counts.advance(ts)
+        """The scope at `ts`: voters for a pair are the agents that probed within its long window."""
         chosen = None
-        for window in self.windows:  # fastest first; the first that holds is the most severe
-            voters, holders = 0, []
-            for agent, counts in self.agents.items():
-                if counts.counts(window.long_s)[1] == 0:
-                    continue  # did not probe the scope within this window: no vote
-                voters += 1
-                if window.trips(self.burn(agent, window.long_s), self.burn(agent, window.short_s)):
-                    holders.append(agent)
-            if quorum_holds(len(holders), voters):
-                chosen = (window, holders)
+        for i, window in enumerate(self.windows):  # fastest first; the first that holds is the most severe
+            voters = [a for a, c in self.agents.items() if c.last_ts is not None and c.last_ts > ts - window.long_s]
+            holders = [a for a in voters if self.views[a][i][2]]
+            if quorum_holds(len(holders), len(voters)):
+                chosen = (i, window, holders)
                 break
         if chosen is None:
             event = RESOLVED if self.severity is not None else None
             self.severity = None
             return Verdict(ts, None, None, None, (), event, None)
-        window, holders = chosen
-        top = max(holders, key=lambda a: (self.burn(a, window.long_s), a))
+        i, window, holders = chosen
+        top = max(holders, key=lambda a: (self.views[a][i][0], a))
         before = self.severity
         self.severity = higher(before, window.severity)
         if before is None:
@@ -82,12 +85,5 @@ class ScopeBurn:
             event = ESCALATED
         else:
             event = None
-        return Verdict(
-            ts,
-            window,
-            self.burn(top, window.long_s),
-            self.burn(top, window.short_s),
-            tuple(sorted(holders)),
-            event,
-            self.severity,
-        )
+        long_burn, short_burn, _ = self.views[top][i]
+        return Verdict(ts, window, long_burn, short_burn, tuple(sorted(holders)), event, self.severity)

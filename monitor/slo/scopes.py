@@ -30,6 +30,11 @@ class SloScope:
             return f"*/{self.model}"
         return "*"
 
+    @property
+    def kind(self) -> str:
+        """The alerts table's `scope_kind` for an SLO alert: `slo_target`, `slo_provider` …"""
+        return f"slo_{self.per}"
+
     def labels(self) -> dict[str, str | None]:
         return {"provider": self.provider, "model": self.model, "region": self.region, "prompt": self.prompt}
 

@@ -1,0 +1,290 @@
+"""SLO burn-rate alerts (DESIGN §12), run by the leader beside the detectors' round (engine.py).
+
+One round:
+1. read the probes started since each SLO scope's cursor (feed.fetch_new), the live SLO alerts,
+   active silences and unhealthy agents;
+2. feed each scope's `ScopeBurn` (monitor.slo.burn: count-based windows per agent, the §11 quorum)
+   its new probes, oldest first, good or bad by the SLO's `good:`; cancelled probes and probes of
+   agents that reach no provider are skipped, as the detectors skip them;
+3. fold the firings, escalations and resolutions into alert records (`rule` is `slo:<name>`, `value`
+   the burn rate over the holding pair's long window, `baseline` its factor), with the budget left
+   over the period from the rollups (queries.slo_report) for the scopes that fire;
+4. one transaction stores them and enqueues their notifications (store.apply_changes): the same
+   outbox, silences and notifiers as every other alert. An escalation from ticket to page is sent
+   as a `repeat` (a firing body with the new severity); the resolution goes to every notifier the
+   alert was sent to.
+
+Nothing is checkpointed: a new or restarted leader rebuilds each scope from the probes of its
+longest window (a tenth of the period) without notifying what it replays; the live alerts in the
+database say what was already sent, so nothing is paged twice and nothing is lost.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import Engine, select
+
+from monitor.alerts.feed import fetch_new
+from monitor.alerts.records import FIRING, FIRING_EVENT, REPEAT_EVENT, RESOLVED, RESOLVED_EVENT, AlertRecord, Change
+from monitor.alerts.silences import active_silences
+from monitor.alerts.store import ALERTS, RECORD_COLUMNS, apply_changes
+from monitor.slo.burn import ESCALATED, ScopeBurn, Verdict
+from monitor.slo.burn import FIRING as FIRED
+from monitor.slo.burn import RESOLVED as CLEARED
+from monitor.slo.good import is_good
+from monitor.slo.scopes import SloScope, members
+from monitor.slo.windows import SEVERITY_RANK, burn_windows
+from monitor.storage.queries.agents import unhealthy_agents
+from monitor.units import HOUR_S, format_duration
+
+log = logging.getLogger(__name__)
+
+RULE_PREFIX = "slo:"
+METRIC = "burn_rate"
+REPEAT_INTERVAL_S = 4 * HOUR_S  # as an alert rule's default repeat_interval
+BUDGET_EVERY_S = 60.0  # a firing scope's budget is re-read from the rollups at most this often
+
+
+def rule_of(slo_name: str) -> str:
+    return RULE_PREFIX + slo_name
+
+
+@dataclass
+class _Series:
+    definition: object  # the SLO as configured when the series was built; an edit rebuilds it
+    scope: SloScope
+    targets: tuple[str, ...]
+    burn: ScopeBurn
+    cursor: datetime | None = None
+    fired_ts: float | None = None  # when the current firing began
+    last: Verdict | None = None  # the last verdict while firing
+
+
+@dataclass(frozen=True, slots=True)
+class SloRoundStats:
+    probes: int = 0
+    changes: int = 0
+    queued: int = 0
+
+
+class SloEvaluator:
+    def __init__(self, settle_s: float = 15.0) -> None:
+        self.settle_s = settle_s
+        self._series: dict[tuple[str, str], _Series] = {}
+        self._budgets: dict[tuple[str, str], tuple[float, float | None]] = {}  # -> (read at, remaining)
+
+    def evaluate(self, engine: Engine, config, now: datetime | None = None) -> SloRoundStats:
+        try:
+            return self._evaluate(engine, config, now or datetime.now(UTC))
+        except Exception:
+            self._series.clear()  # the database is the truth: rebuild next round
+            raise
+
+    def _evaluate(self, engine: Engine, config, now: datetime) -> SloRoundStats:
+        slos = {s.name: s for s in config.slos}
+        self._sync(slos, config.targets)
+        unhealthy = unhealthy_agents(engine)
+        cursors: dict[str, datetime | None] = {}
+        floors = []
+        for series in self._series.values():
+            for target in series.targets:
+                if target not in cursors or _older(series.cursor, cursors[target]):
+                    cursors[target] = series.cursor
+            floors.append(now - timedelta(seconds=max(w.long_s for w in series.burn.windows)))
+        with engine.connect() as conn:
+            points = fetch_new(
+                conn, cursors, floor=min(floors, default=now), until=now - timedelta(seconds=self.settle_s)
+            )
+            live = _load_live(conn)
+            silences = active_silences(conn, config.silences, now)
+
+        changes: list[Change] = []
+        fed = 0
+        for (name, key), series in self._series.items():
+            slo = slos[name]
+            merged = sorted(
+                (
+                    p
+                    for t in series.targets
+                    for p in points.get(t, ())
+                    if series.cursor is None or p.started_at > series.cursor
+                ),
+                key=lambda p: (p.started_at, p.id),
+            )
+            bootstrap = series.cursor is None
+            events: list[Verdict] = []
+            for p in merged:
+                series.cursor = p.started_at
+                if p.agent in unhealthy:
+                    continue
+                values = {
+                    "ttft_ms": p.ttft_ms,
+                    "ttft_answer_ms": p.ttft_answer_ms,
+                    "total_ms": p.total_ms,
+                    "tps": p.tps,
+                }
+                good = is_good(slo.good, p.ok, p.error_kind, values)
+                verdict = series.burn.observe(p.agent, p.started_at.timestamp(), not good)
+                fed += 1
+                if verdict.event == FIRED:
+                    series.fired_ts = verdict.timestamp_s
+                if verdict.window is not None:
+                    series.last = verdict
+                if verdict.event is not None and not bootstrap:
+                    events.append(verdict)
+            record = live.pop((rule_of(name), key), None)
+            changes += self._fold(engine, config, slo, series, record, events, bootstrap, silences, now)
+        for record in live.values():  # SLOs or scopes no longer configured: resolve what they left open
+            changes += _close(record, now, "no longer evaluated")
+        if not changes:
+            return SloRoundStats(fed)
+        with engine.begin() as conn:
+            queued = apply_changes(
+                conn, changes, config.notifiers, dashboard_url=config.dashboard_url, now=now, secrets=config.secrets
+            )
+        if queued or any(c.record.state == RESOLVED or c.record.id is None for c in changes):
+            log.info("slo: %d alert changes, %d notifications queued", len(changes), queued)
+        return SloRoundStats(fed, len(changes), queued)
+
+    def _sync(self, slos, targets) -> None:
+        wanted: dict[tuple[str, str], tuple[SloScope, tuple[str, ...]]] = {}
+        for name, slo in slos.items():
+            for key, (scope, ids) in members(slo, targets).items():
+                wanted[(name, key)] = (scope, ids)
+        for key in [k for k in self._series if k not in wanted or self._series[k].definition != slos[k[0]]]:
+            del self._series[key]
+        for (name, key), (scope, ids) in wanted.items():
+            series = self._series.get((name, key))
+            if series is not None and series.targets != ids:
+                del self._series[(name, key)]  # a target joined or left the scope: rebuild from history
+            if (name, key) not in self._series:
+                slo = slos[name]
+                self._series[(name, key)] = _Series(slo, scope, ids, ScopeBurn(slo.period_s, slo.error_budget))
+
+    def _fold(self, engine, config, slo, series: _Series, record, events, bootstrap, silences, now) -> list[Change]:
+        out: list[Change] = []
+        escalated = False
+        if bootstrap and series.burn.severity is not None and record is None:
+            at = datetime.fromtimestamp(series.fired_ts or now.timestamp(), UTC)
+            record = _open(slo, series, at)
+        for verdict in events:
+            at = datetime.fromtimestamp(verdict.timestamp_s, UTC)
+            if verdict.event == FIRED and record is None:
+                record = _open(slo, series, at, verdict.severity)
+            elif verdict.event == ESCALATED and record is not None:
+                escalated = escalated or record.last_notified_at is not None
+                record = replace(record, severity=verdict.severity)
+            elif verdict.event == CLEARED and record is not None:
+                out += _close(_observed(record, series.last), at, "")
+                record = None
+        if record is not None and series.burn.severity is None:  # rebuilt state says it is over
+            out += _close(record, now, "")
+            record = None
+        if record is None:
+            return out
+        if SEVERITY_RANK.get(series.burn.severity or "", 0) > SEVERITY_RANK.get(record.severity, 0):
+            escalated = escalated or record.last_notified_at is not None
+            record = replace(record, severity=series.burn.severity)
+        record = _observed(record, series.last)
+        record = replace(
+            record, budget_remaining=self._budget(engine, config, slo, series.scope, now), last_evaluated_at=now
+        )
+        record = replace(record, summary=_summary(slo, series.scope, record))
+        record, events_out = _notify(record, escalated, any(s.mutes(series.scope) for s in silences), now)
+        out.append(Change(record, events_out))
+        return out
+
+    def _budget(self, engine, config, slo, scope: SloScope, now: datetime) -> float | None:
+        from monitor.storage.queries.slo_report import slo_report
+
+        key = (slo.name, scope.key)
+        cached = self._budgets.get(key)
+        if cached is not None and now.timestamp() - cached[0] < BUDGET_EVERY_S:
+            return cached[1]
+        report = slo_report(engine, slo, config.targets, now, scope_keys={scope.key})
+        remaining = report.scopes[0].budget.remaining if report.scopes else None
+        self._budgets[key] = (now.timestamp(), remaining)
+        return remaining
+
+
+def _open(slo, series: _Series, at: datetime, severity: str | None = None) -> AlertRecord:
+    return AlertRecord(
+        rule=rule_of(slo.name),
+        scope=series.scope,
+        state=FIRING,
+        severity=severity or series.burn.severity or "ticket",
+        metric=METRIC,
+        started_at=at,
+        fired_at=at,
+        slo=slo.name,
+    )
+
+
+def _observed(record: AlertRecord, verdict: Verdict | None) -> AlertRecord:
+    if verdict is None or verdict.window is None:
+        return record
+    rate = verdict.burn_rate
+    worst = (
+        rate if record.worst_value is None or (rate is not None and rate > record.worst_value) else record.worst_value
+    )
+    return replace(
+        record,
+        value=rate,
+        baseline=verdict.window.factor,
+        burn_window=verdict.window.name,
+        fired_value=record.fired_value if record.fired_value is not None else rate,
+        worst_value=worst,
+    )
+
+
+def _close(record: AlertRecord, at: datetime, reason: str) -> list[Change]:
+    text = f"SLO {record.slo}: {record.scope.key} no longer burns its error budget fast enough to alert"
+    record = replace(record, state=RESOLVED, resolved_at=at, summary=text + (f" ({reason})" if reason else ""))
+    if record.last_notified_at is not None:  # the firing was sent: close what it opened
+        return [Change(record, (RESOLVED_EVENT,))]
+    return [Change(record)]
+
+
+def _notify(record: AlertRecord, escalated: bool, silenced: bool, now: datetime) -> tuple[AlertRecord, tuple[str, ...]]:
+    record = replace(record, silenced=silenced)
+    if silenced:
+        return record, ()
+    if record.last_notified_at is None:
+        return replace(record, last_notified_at=now), (FIRING_EVENT,)
+    if escalated or (now - record.last_notified_at).total_seconds() >= REPEAT_INTERVAL_S:
+        return replace(record, last_notified_at=now), (REPEAT_EVENT,)
+    return record, ()
+
+
+def _summary(slo, scope: SloScope, record: AlertRecord) -> str:
+    left = "" if record.budget_remaining is None else f"; {record.budget_remaining * 100:.0f}% of the budget left"
+    rate = "n/a" if record.value is None else f"{record.value:.1f}x"
+    return (
+        f"SLO {slo.name} ({slo.objective * 100:g}% over {format_duration(slo.period_s)}): {scope.key} burns its error "
+        f"budget at {rate} over {record.burn_window} (alerts at {record.baseline:g}x){left}"
+    )
+
+
+def _load_live(conn) -> dict[tuple[str, str], AlertRecord]:
+    rows = conn.execute(
+        select(ALERTS).where(ALERTS.c.slo.is_not(None), ALERTS.c.state.in_((FIRING, "pending"))).order_by(ALERTS.c.id)
+    )
+    out = {}
+    for row in rows:
+        m = row._mapping
+        per = m["scope_kind"].removeprefix("slo_")
+        scope = SloScope(per, m["provider"], m["model"], m["region"], m["prompt"])
+        out[(m["rule"], m["scope_key"])] = AlertRecord(scope=scope, id=m["id"], **{c: m[c] for c in RECORD_COLUMNS})
+    return out
+
+
+def _older(a: datetime | None, b: datetime | None) -> bool:
+    if a is None:
+        return b is not None
+    return b is not None and a < b
+
+
+__all__ = ["RULE_PREFIX", "SloEvaluator", "SloRoundStats", "burn_windows", "rule_of"]
