@@ -286,13 +286,9 @@ def alert_jobs(
     a receiver); its claims are still compare-and-set, so a second sender
     during a leadership hand-over cannot send a row twice.
     """
-    from monitor.alerts.slo_evaluator import SloEvaluator
-
     alert_engine = AlertEngine(options)
-    slo_evaluator = SloEvaluator(settle_s=alert_engine.options.settle_s)
     delivery = OutboxDelivery(policy=retry, budget_s=max(5.0, 4 * deliver_every_s))
     return {
         "alerts.evaluate": (evaluate_every_s, alert_engine.evaluate),
-        "slo.evaluate": (evaluate_every_s, slo_evaluator.evaluate),  # SLO burn rates (DESIGN §12)
         "alerts.deliver": (deliver_every_s, delivery.run),
     }

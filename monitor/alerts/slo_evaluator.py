@@ -268,6 +268,11 @@ def _summary(slo, scope: SloScope, record: AlertRecord) -> str:
     )
 
 
+def slo_jobs(evaluate_every_s: float = 30.0, settle_s: float = 15.0) -> dict[str, tuple[float, object]]:
+    """The leader's SLO job for `ServiceOptions.leader_jobs`, beside `engine.alert_jobs`' (same cadence)."""
+    return {"slo.evaluate": (evaluate_every_s, SloEvaluator(settle_s=settle_s).evaluate)}
+
+
 def _load_live(conn) -> dict[tuple[str, str], AlertRecord]:
     rows = conn.execute(
         select(ALERTS).where(ALERTS.c.slo.is_not(None), ALERTS.c.state.in_((FIRING, "pending"))).order_by(ALERTS.c.id)
