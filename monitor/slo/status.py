@@ -38,6 +38,7 @@ class ScopeStatus:
             "budget_remaining": _round(self.budget.remaining),
             "burn_rates": {k: _round(v) for k, v in self.burn_rates.items()},
             "exhausts_at": None if self.exhausts_at is None else self.exhausts_at.isoformat().replace("+00:00", "Z"),
+            "exhausted": self.exhausted,
         }
 
 
@@ -57,7 +58,9 @@ def scope_status(
     bad, total = windows.get(slo.period_s / EXHAUSTION_WINDOW, (0, 0))
     rate = burn_rate(bad, total, slo.error_budget)
     left_s = budget.exhausts_in_s(rate, slo.period_s)
-    exhausts_at = None if left_s is None else now.astimezone(UTC) + timedelta(seconds=left_s)
+    spent = budget.remaining is not None and budget.remaining <= 0
+    # Spent already: no date to come (`exhausted` says it); not burning: it never runs out at this pace.
+    exhausts_at = None if left_s is None or spent else now.astimezone(UTC) + timedelta(seconds=left_s)
     return ScopeStatus(
         slo.name,
         {**scope.labels(), "per": scope.per},
@@ -67,5 +70,5 @@ def scope_status(
         budget,
         rates,
         exhausts_at,
-        budget.remaining is not None and budget.remaining <= 0,
+        spent,
     )
