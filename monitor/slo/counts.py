@@ -4,6 +4,7 @@ month of 1-minute probes costs the same per probe whatever the windows."""
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable
 
 
@@ -13,8 +14,9 @@ class WindowCounts:
         if not self.lengths_s:
             raise ValueError("at least one window length")
         n = len(self.lengths_s)
-        self._ts: list[float] = []
-        self._bad: list[bool] = []
+        # 9 bytes a probe (a float64 and a byte): a 30-day SLO holds 3 days of probes per scope and agent.
+        self._ts = array("d")
+        self._bad = bytearray()
         self._base = 0  # absolute index of _ts[0]: the oldest probe still inside the longest window
         self._left = [0] * n  # absolute index of each window's oldest probe
         self._total = [0] * n
@@ -26,7 +28,7 @@ class WindowCounts:
         if self.last_ts is not None and ts < self.last_ts:
             raise ValueError("probes must be added in time order")
         self._ts.append(ts)
-        self._bad.append(bad)
+        self._bad.append(1 if bad else 0)
         for i in range(len(self.lengths_s)):
             self._total[i] += 1
             self._bad_n[i] += bad
@@ -56,4 +58,4 @@ class WindowCounts:
     def history(self) -> list[tuple[float, bool]]:
         """The probes still inside the longest window, oldest first (to rebuild the series elsewhere)."""
         start = self._left[-1] - self._base
-        return list(zip(self._ts[start:], self._bad[start:], strict=True))
+        return [(t, bool(b)) for t, b in zip(self._ts[start:], self._bad[start:], strict=True)]
