@@ -143,6 +143,9 @@ def test_a_real_prometheus_fires_with_firsttoken(tmp_path_factory, simulator, ot
             )
             ours = firsttoken_alert(service.db)
             theirs = prometheus_alerts(prom)
+            print(
+                f"prometheus - firsttoken: ticket {theirs['ticket'] - ours[0]:+.1f} s, page {theirs['page'] - ours[2]:+.1f} s"
+            )
             assert ours[1] == "page"
             assert abs(theirs["ticket"] - ours[0]) <= EVALUATION_S, (theirs, ours)
             assert abs(theirs["page"] - ours[2]) <= EVALUATION_S, (theirs, ours)

@@ -54,6 +54,8 @@ def samples() -> list[Sample]:
                     ok=ok,
                     error_kind=kind,
                     ttft_ms=ttft if ok or kind == "assertion" else None,
+                    total_ms=ttft + 700 if ok else None,
+                    tps=rng.uniform(20, 120) if ok else None,
                     agent=rng.choice(["a", "b"]),
                 )
             )
@@ -118,12 +120,32 @@ def test_answer_check_failures_are_good_without_checks(engine, seeded):
     assert status.scope == {"provider": None, "model": None, "region": None, "prompt": None, "per": "all"}
 
 
-def test_daily_tier_gives_the_hourly_answer(engine, seeded):
+@pytest.mark.parametrize(
+    "bounds",
+    [[Bound("ttft_ms", below=1536.0)], [Bound("total_ms", below=2048.0), Bound("tps", above=64.0)]],
+    ids=["ttft", "total-and-tps"],
+)
+def test_daily_tier_gives_the_hourly_answer(engine, seeded, bounds):
+    """Whole days from the daily tier (packed ttft and tps, JSON total_ms) equal their hours."""
     ids = sorted({s.target for s in seeded})
     group = {t: i for i, t in enumerate(ids)}
-    bounds = [Bound("ttft_ms", below=1536.0)]
     both = scope_counts(engine, group, len(ids), bounds, checks=True, start=DAY0, end=NOW, windows_s=(3600.0,))
     hourly = scope_counts(engine, group, len(ids), bounds, checks=True, start=DAY0, end=NOW, windows_s=(3 * 86400.0,))
     assert both.probes.tolist() == hourly.probes.tolist()
     assert both.good.tolist() == hourly.good.tolist()
     assert both.day_probes.sum() == both.probes.sum()
+    assert both.day_good.ravel().tolist() == pytest.approx(hourly.day_good.ravel().tolist())
+
+
+def test_two_bounds_count_a_probe_breaking_both_twice_at_most_its_ok_probes(engine, seeded):
+    ids = sorted({s.target for s in seeded})
+    group = {t: 0 for t in ids}
+    bounds = [Bound("total_ms", below=2048.0), Bound("tps", above=64.0)]
+    counts = scope_counts(engine, group, 1, bounds, checks=True, start=DAY0, end=NOW)
+    measured = [s for s in seeded if s.error_kind != "cancelled"]
+    ok = [s for s in measured if s.ok]
+    over = sum(s.total_ms >= 2048 for s in ok) + sum(s.tps <= 64 for s in ok)  # each bound's bad, added
+    assert counts.probes[0] == len(measured)
+    # Both bounds cut a histogram bucket: each may be off by the probes of the one bucket it cuts.
+    slack = sum(2016 <= s.total_ms < 2048 for s in ok) + sum(64 <= s.tps < 66 for s in ok)
+    assert abs(int(counts.good[0]) - (len(ok) - min(over, len(ok)))) <= slack + 1
