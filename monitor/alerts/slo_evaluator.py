@@ -27,7 +27,8 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Engine, select
 
-from monitor.alerts.feed import fetch_new
+from monitor.alerts.feed import _COLUMNS as POINT_COLUMNS
+from monitor.alerts.feed import NOT_MEASURED, Point, fetch_new
 from monitor.alerts.records import FIRING, FIRING_EVENT, REPEAT_EVENT, RESOLVED, RESOLVED_EVENT, AlertRecord, Change
 from monitor.alerts.silences import active_silences
 from monitor.alerts.store import ALERTS, RECORD_COLUMNS, apply_changes
@@ -37,6 +38,7 @@ from monitor.slo.burn import RESOLVED as CLEARED
 from monitor.slo.good import is_good
 from monitor.slo.scopes import SloScope, members
 from monitor.slo.windows import SEVERITY_RANK, burn_windows
+from monitor.storage.models import SampleRow
 from monitor.storage.queries.agents import unhealthy_agents
 from monitor.units import HOUR_S, format_duration
 
@@ -45,7 +47,9 @@ log = logging.getLogger(__name__)
 RULE_PREFIX = "slo:"
 METRIC = "burn_rate"
 REPEAT_INTERVAL_S = 4 * HOUR_S  # as an alert rule's default repeat_interval
-BUDGET_EVERY_S = 60.0  # a firing scope's budget is re-read from the rollups at most this often
+BUDGET_EVERY_S = 60.0
+STREAM_ROWS = 5000  # rows per fetch while a series is rebuilt from history
+_S = SampleRow.__table__.c  # a firing scope's budget is re-read from the rollups at most this often
 
 
 def rule_of(slo_name: str) -> str:
@@ -87,53 +91,34 @@ class SloEvaluator:
         slos = {s.name: s for s in config.slos}
         self._sync(slos, config.targets)
         unhealthy = unhealthy_agents(engine)
+        until = now - timedelta(seconds=self.settle_s)
+        fresh = {k for k, series in self._series.items() if series.cursor is None}
+        fed = sum(self._rebuild(engine, slos[k[0]], self._series[k], now, until, unhealthy) for k in sorted(fresh))
         cursors: dict[str, datetime | None] = {}
-        floors = []
-        for series in self._series.values():
-            for target in series.targets:
+        for key, series in self._series.items():
+            for target in series.targets if key not in fresh else ():
                 if target not in cursors or _older(series.cursor, cursors[target]):
                     cursors[target] = series.cursor
-            floors.append(now - timedelta(seconds=max(w.long_s for w in series.burn.windows)))
         with engine.connect() as conn:
-            points = fetch_new(
-                conn, cursors, floor=min(floors, default=now), until=now - timedelta(seconds=self.settle_s)
-            )
+            # Every cursor is set (new series were rebuilt above): the floor only has to be below them all.
+            floor = min((c for c in cursors.values() if c is not None), default=until)
+            points = fetch_new(conn, cursors, floor=floor, until=until)
             live = _load_live(conn)
             silences = active_silences(conn, config.silences, now)
 
         changes: list[Change] = []
-        fed = 0
         for (name, key), series in self._series.items():
             slo = slos[name]
+            bootstrap = (name, key) in fresh
             merged = sorted(
-                (
-                    p
-                    for t in series.targets
-                    for p in points.get(t, ())
-                    if series.cursor is None or p.started_at > series.cursor
-                ),
+                (p for t in series.targets for p in points.get(t, ()) if p.started_at > series.cursor),
                 key=lambda p: (p.started_at, p.id),
             )
-            bootstrap = series.cursor is None
             events: list[Verdict] = []
             for p in merged:
-                series.cursor = p.started_at
-                if p.agent in unhealthy:
-                    continue
-                values = {
-                    "ttft_ms": p.ttft_ms,
-                    "ttft_answer_ms": p.ttft_answer_ms,
-                    "total_ms": p.total_ms,
-                    "tps": p.tps,
-                }
-                good = is_good(slo.good, p.ok, p.error_kind, values)
-                verdict = series.burn.observe(p.agent, p.started_at.timestamp(), not good)
-                fed += 1
-                if verdict.event == FIRED:
-                    series.fired_ts = verdict.timestamp_s
-                if verdict.window is not None:
-                    series.last = verdict
-                if verdict.event is not None and not bootstrap:
+                verdict = self._feed(slo, series, p, unhealthy)
+                fed += verdict is not None
+                if verdict is not None and verdict.event is not None:
                     events.append(verdict)
             record = live.pop((rule_of(name), key), None)
             changes += self._fold(engine, config, slo, series, record, events, bootstrap, silences, now)
@@ -148,6 +133,36 @@ class SloEvaluator:
         if queued or any(c.record.state == RESOLVED or c.record.id is None for c in changes):
             log.info("slo: %d alert changes, %d notifications queued", len(changes), queued)
         return SloRoundStats(fed, len(changes), queued)
+
+    def _feed(self, slo, series: _Series, p, unhealthy) -> Verdict | None:
+        series.cursor = p.started_at
+        if p.agent in unhealthy or p.error_kind == NOT_MEASURED:
+            return None  # that vantage point reaches no provider / the probe was cut short by a stop
+        values = {"ttft_ms": p.ttft_ms, "ttft_answer_ms": p.ttft_answer_ms, "total_ms": p.total_ms, "tps": p.tps}
+        good = is_good(slo.good, p.ok, p.error_kind, values)
+        verdict = series.burn.observe(p.agent, p.started_at.timestamp(), not good)
+        if verdict.event == FIRED:
+            series.fired_ts = verdict.timestamp_s
+        if verdict.window is not None:
+            series.last = verdict
+        return verdict
+
+    def _rebuild(self, engine: Engine, slo, series: _Series, now: datetime, until: datetime, unhealthy) -> int:
+        """A new series replays its longest window of raw samples, streamed oldest first (a month's SLO
+        holds 3 days of every probe of its scope: never all in memory as rows), notifying nothing:
+        the live alerts in the database say what was already sent."""
+        floor = now - timedelta(seconds=max(w.long_s for w in series.burn.windows))
+        query = (
+            select(*POINT_COLUMNS)
+            .where(_S.target.in_(series.targets), _S.started_at > floor, _S.started_at <= until)
+            .order_by(_S.started_at, _S.id)
+        )
+        fed = 0
+        with engine.connect() as conn:
+            for row in conn.execution_options(stream_results=True, yield_per=STREAM_ROWS).execute(query):
+                fed += self._feed(slo, series, Point(*row), unhealthy) is not None
+        series.cursor = max(series.cursor or until, until)
+        return fed
 
     def _sync(self, slos, targets) -> None:
         wanted: dict[tuple[str, str], tuple[SloScope, tuple[str, ...]]] = {}
