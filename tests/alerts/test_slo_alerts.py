@@ -197,3 +197,25 @@ def test_firsttoken_run_and_the_demo_run_the_slo_job(tmp_path, monkeypatch):
     every_s, job = seen["jobs"]["slo.evaluate"]
     assert every_s == 7.0 and isinstance(job.__self__, SloEvaluator)
     assert "slo.evaluate" in leader_jobs()
+
+
+def test_cancelled_probes_and_unhealthy_agents_burn_nothing(db, tmp_path):
+    """Each stretch alone would page (a single vantage point decides alone): cancelled probes are no
+    measurement, and an agent that reaches no provider speaks for nobody."""
+    from monitor.storage.queries.agents import heartbeat_agent
+
+    config = slo_config(tmp_path)
+    heartbeat_agent(db, "cut-off", healthy=False, version="t", now=T0)
+    good = burn_series([(20, 0)])
+    late = T0 + timedelta(minutes=20)
+    cancelled = [
+        sample(TARGET, late + timedelta(seconds=10 * i), None, ok=False, error_kind="cancelled") for i in range(30)
+    ]
+    cut_off = [sample(TARGET, late + timedelta(seconds=10 * i + 1), None, ok=False, agent="cut-off") for i in range(30)]
+    insert_samples(db, good + cancelled + cut_off)
+    run(SloEvaluator(settle_s=0.0), db, config, 0, 26 * 60)
+    assert alerts(db) == [] and outbox(db) == []
+    heartbeat_agent(db, "cut-off", healthy=True, version="t", now=T0)  # the same probes, counted, do page
+    run(SloEvaluator(settle_s=0.0), db, config, 26 * 60 + 30, 27 * 60)
+    (alert,) = alerts(db)
+    assert alert["state"] == "firing" and alert["severity"] == "page"
