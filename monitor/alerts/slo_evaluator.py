@@ -29,31 +29,33 @@ from sqlalchemy import Engine, select
 
 from monitor.alerts.feed import _COLUMNS as POINT_COLUMNS
 from monitor.alerts.feed import NOT_MEASURED, Point, fetch_new
-from monitor.alerts.records import FIRING, FIRING_EVENT, REPEAT_EVENT, RESOLVED, RESOLVED_EVENT, AlertRecord, Change
+from monitor.alerts.records import RESOLVED, Change
 from monitor.alerts.silences import active_silences
-from monitor.alerts.store import ALERTS, RECORD_COLUMNS, apply_changes
+from monitor.alerts.slo_records import (
+    RULE_PREFIX,
+    close_record,
+    load_live_slo,
+    notify,
+    observed,
+    open_record,
+    rule_of,
+    summary_of,
+)
+from monitor.alerts.store import apply_changes
 from monitor.slo.burn import ESCALATED, ScopeBurn, Verdict
 from monitor.slo.burn import FIRING as FIRED
 from monitor.slo.burn import RESOLVED as CLEARED
 from monitor.slo.good import is_good
 from monitor.slo.scopes import SloScope, members
-from monitor.slo.windows import SEVERITY_RANK, burn_windows
+from monitor.slo.windows import SEVERITY_RANK, TICKET
 from monitor.storage.models import SampleRow
 from monitor.storage.queries.agents import unhealthy_agents
-from monitor.units import HOUR_S, format_duration
 
 log = logging.getLogger(__name__)
 
-RULE_PREFIX = "slo:"
-METRIC = "burn_rate"
-REPEAT_INTERVAL_S = 4 * HOUR_S  # as an alert rule's default repeat_interval
-BUDGET_EVERY_S = 60.0
+BUDGET_EVERY_S = 60.0  # a firing scope's budget is re-read from the rollups at most this often
 STREAM_ROWS = 5000  # rows per fetch while a series is rebuilt from history
-_S = SampleRow.__table__.c  # a firing scope's budget is re-read from the rollups at most this often
-
-
-def rule_of(slo_name: str) -> str:
-    return RULE_PREFIX + slo_name
+_S = SampleRow.__table__.c
 
 
 @dataclass
@@ -103,7 +105,7 @@ class SloEvaluator:
             # Every cursor is set (new series were rebuilt above): the floor only has to be below them all.
             floor = min((c for c in cursors.values() if c is not None), default=until)
             points = fetch_new(conn, cursors, floor=floor, until=until)
-            live = _load_live(conn)
+            live = load_live_slo(conn)
             silences = active_silences(conn, config.silences, now)
 
         changes: list[Change] = []
@@ -123,7 +125,7 @@ class SloEvaluator:
             record = live.pop((rule_of(name), key), None)
             changes += self._fold(engine, config, slo, series, record, events, bootstrap, silences, now)
         for record in live.values():  # SLOs or scopes no longer configured: resolve what they left open
-            changes += _close(record, now, "no longer evaluated")
+            changes += close_record(record, now, "no longer evaluated")
         if not changes:
             return SloRoundStats(fed)
         with engine.begin() as conn:
@@ -184,31 +186,31 @@ class SloEvaluator:
         escalated = False
         if bootstrap and series.burn.severity is not None and record is None:
             at = datetime.fromtimestamp(series.fired_ts or now.timestamp(), UTC)
-            record = _open(slo, series, at)
+            record = open_record(slo, series.scope, at, series.burn.severity or TICKET)
         for verdict in events:
             at = datetime.fromtimestamp(verdict.timestamp_s, UTC)
             if verdict.event == FIRED and record is None:
-                record = _open(slo, series, at, verdict.severity)
+                record = open_record(slo, series.scope, at, verdict.severity)
             elif verdict.event == ESCALATED and record is not None:
                 escalated = escalated or record.last_notified_at is not None
                 record = replace(record, severity=verdict.severity)
             elif verdict.event == CLEARED and record is not None:
-                out += _close(_observed(record, series.last), at, "")
+                out += close_record(observed(record, series.last), at, "")
                 record = None
         if record is not None and series.burn.severity is None:  # rebuilt state says it is over
-            out += _close(record, now, "")
+            out += close_record(record, now, "")
             record = None
         if record is None:
             return out
         if SEVERITY_RANK.get(series.burn.severity or "", 0) > SEVERITY_RANK.get(record.severity, 0):
             escalated = escalated or record.last_notified_at is not None
             record = replace(record, severity=series.burn.severity)
-        record = _observed(record, series.last)
+        record = observed(record, series.last)
         record = replace(
             record, budget_remaining=self._budget(engine, config, slo, series.scope, now), last_evaluated_at=now
         )
-        record = replace(record, summary=_summary(slo, series.scope, record))
-        record, events_out = _notify(record, escalated, any(s.mutes(series.scope) for s in silences), now)
+        record = replace(record, summary=summary_of(slo, series.scope, record))
+        record, events_out = notify(record, escalated, any(s.mutes(series.scope) for s in silences), now)
         out.append(Change(record, events_out))
         return out
 
@@ -225,80 +227,9 @@ class SloEvaluator:
         return remaining
 
 
-def _open(slo, series: _Series, at: datetime, severity: str | None = None) -> AlertRecord:
-    return AlertRecord(
-        rule=rule_of(slo.name),
-        scope=series.scope,
-        state=FIRING,
-        severity=severity or series.burn.severity or "ticket",
-        metric=METRIC,
-        started_at=at,
-        fired_at=at,
-        slo=slo.name,
-    )
-
-
-def _observed(record: AlertRecord, verdict: Verdict | None) -> AlertRecord:
-    if verdict is None or verdict.window is None:
-        return record
-    rate = verdict.burn_rate
-    worst = (
-        rate if record.worst_value is None or (rate is not None and rate > record.worst_value) else record.worst_value
-    )
-    return replace(
-        record,
-        value=rate,
-        baseline=verdict.window.factor,
-        burn_window=verdict.window.name,
-        fired_value=record.fired_value if record.fired_value is not None else rate,
-        worst_value=worst,
-    )
-
-
-def _close(record: AlertRecord, at: datetime, reason: str) -> list[Change]:
-    text = f"SLO {record.slo}: {record.scope.key} no longer burns its error budget fast enough to alert"
-    record = replace(record, state=RESOLVED, resolved_at=at, summary=text + (f" ({reason})" if reason else ""))
-    if record.last_notified_at is not None:  # the firing was sent: close what it opened
-        return [Change(record, (RESOLVED_EVENT,))]
-    return [Change(record)]
-
-
-def _notify(record: AlertRecord, escalated: bool, silenced: bool, now: datetime) -> tuple[AlertRecord, tuple[str, ...]]:
-    record = replace(record, silenced=silenced)
-    if silenced:
-        return record, ()
-    if record.last_notified_at is None:
-        return replace(record, last_notified_at=now), (FIRING_EVENT,)
-    if escalated or (now - record.last_notified_at).total_seconds() >= REPEAT_INTERVAL_S:
-        return replace(record, last_notified_at=now), (REPEAT_EVENT,)
-    return record, ()
-
-
-def _summary(slo, scope: SloScope, record: AlertRecord) -> str:
-    left = "" if record.budget_remaining is None else f"; {record.budget_remaining * 100:.0f}% of the budget left"
-    rate = "n/a" if record.value is None else f"{record.value:.1f}x"
-    return (
-        f"SLO {slo.name} ({slo.objective * 100:g}% over {format_duration(slo.period_s)}): {scope.key} burns its error "
-        f"budget at {rate} over {record.burn_window} (alerts at {record.baseline:g}x){left}"
-    )
-
-
 def slo_jobs(evaluate_every_s: float = 30.0, settle_s: float = 15.0) -> dict[str, tuple[float, object]]:
     """The leader's SLO job for `ServiceOptions.leader_jobs`, beside `engine.alert_jobs`' (same cadence)."""
     return {"slo.evaluate": (evaluate_every_s, SloEvaluator(settle_s=settle_s).evaluate)}
-
-
-def _load_live(conn) -> dict[tuple[str, str], AlertRecord]:
-    rows = conn.execute(
-        select(ALERTS).where(ALERTS.c.slo.is_not(None), ALERTS.c.state.in_((FIRING, "pending"))).order_by(ALERTS.c.id)
-    )
-    out = {}
-    for row in rows:
-        m = row._mapping
-        per = m["scope_kind"].removeprefix("slo_")
-        scope = SloScope(per, m["provider"], m["model"], m["region"], m["prompt"])
-        out[(m["rule"], m["scope_key"])] = AlertRecord(scope=scope, id=m["id"], **{c: m[c] for c in RECORD_COLUMNS})
-    return out
 
 
 def _older(a: datetime | None, b: datetime | None) -> bool:
@@ -307,4 +238,4 @@ def _older(a: datetime | None, b: datetime | None) -> bool:
     return b is not None and a < b
 
 
-__all__ = ["RULE_PREFIX", "SloEvaluator", "SloRoundStats", "burn_windows", "rule_of"]
+__all__ = ["RULE_PREFIX", "SloEvaluator", "SloRoundStats", "rule_of", "slo_jobs"]
