@@ -199,7 +199,8 @@ def _grouped_hours(engine: Engine, where, bounds: Sequence[Bound], cuts: Sequenc
     c = _R
     pg = engine.dialect.name == "postgresql"
     segments = [case(*((c.hour >= cut, i + 1) for i, cut in reversed(list(enumerate(cuts)))), else_=0)] if cuts else []
-    day = func.date_trunc("day", c.hour) if pg else func.substr(cast(c.hour, Text), 1, 10)
+    # The UTC day whatever the session's TimeZone (SQLite keeps naive UTC text).
+    day = func.date_trunc("day", func.timezone("UTC", c.hour)) if pg else func.substr(cast(c.hour, Text), 1, 10)
     joined = []
     for b in bounds:
         text_ = case((c[f"{b.metric}_count"] > 0, cast(c[f"{b.metric}_hist"], Text)))  # `{}` would join as `,,`
