@@ -238,10 +238,10 @@ def error_kinds(target: str, start: datetime, end: datetime) -> tuple[str, ...]:
 @st.cache_data(ttl=60, show_spinner=False)
 def slo_reports(at: datetime) -> tuple:
     """Every configured SLO's scopes where they stand now (`firsttoken slo`), from the rollups."""
-    from monitor.storage.queries.slo_report import slo_report
+    from monitor.storage.queries.slo_report import slo_reports as read_reports
 
     conf = settings()
-    return tuple(guarded(slo_report, engine(), slo, conf.slo_targets, at) for slo in conf.slos)
+    return tuple(guarded(read_reports, engine(), conf.slos, conf.slo_targets, at))
 
 
 @st.cache_data(ttl=300, show_spinner=False)

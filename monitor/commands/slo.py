@@ -71,12 +71,12 @@ def _rules(slos, args, out: TextIO) -> int:
 
 def _status(config, slos, args, out: TextIO) -> int:
     from monitor.commands.db import SchemaNotReady, migrated_engine
-    from monitor.storage.queries.slo_report import slo_report
+    from monitor.storage.queries.slo_report import slo_reports
 
     now = datetime.now(UTC)
     try:
         with migrated_engine(args) as engine:
-            reports = [slo_report(engine, slo, config.targets, now) for slo in slos]
+            reports = slo_reports(engine, slos, config.targets, now)
     except SchemaNotReady as exc:
         print(f"firsttoken: {exc}", file=sys.stderr)
         return 1
