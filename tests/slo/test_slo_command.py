@@ -94,3 +94,19 @@ def test_rules_and_openslo(tmp_path, capsys):
     assert doc["apiVersion"] == "openslo/v1" and doc["spec"]["objectives"][0]["target"] == 0.99
     assert main(["slo", "--name", "nope", "--config", str(config)]) == 2
     assert "no SLO 'nope'" in capsys.readouterr().err
+
+
+def test_backtest_replays_what_firsttoken_samples_wrote(tmp_path, capsys):
+    """`firsttoken samples --target ID --csv` is a file `backtest --slo` reads as it is."""
+    now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    config = seed(tmp_path, now)
+    assert (
+        main(["samples", "--config", str(config), "--target", "sim/flaky@local:short", "--since", "2d", "--csv"]) == 0
+    )
+    history = tmp_path / "flaky.csv"
+    history.write_text(capsys.readouterr().out)
+    assert main(["backtest", "--config", str(config), "--slo", "chat", "--csv", str(history), "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    summary = lines[-1]["summary"]
+    assert (summary["probes"], summary["good"]) == (1440, 1368)
+    assert lines[0]["event"] == "firing"  # 5% failing against a 1% budget burns at 5x
