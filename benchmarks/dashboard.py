@@ -110,6 +110,46 @@ def naive_queries(at: datetime, ids_twenty: list[str], first: str) -> dict[str, 
     }
 
 
+# The SLOs timed (DESIGN §12): one budget per target with a latency bound, one per provider.
+SLOS = [
+    {"name": "chat-interactive", "objective": "99.5%", "good": {"ttft_ms": {"below": "1500ms"}}, "per": "target"},
+    {"name": "answers", "objective": "99%", "per": "provider"},
+]
+
+
+def slo_config(seed_module, path: Path) -> Path:
+    """A config whose targets are the seeded ones (every provider, model, region and prompt), with SLOS."""
+    import json
+
+    providers = {
+        p: {
+            "protocol": "openai-chat",
+            "regions": {r: "http://127.0.0.1:9/v1" for r in seed_module.REGIONS},
+            "models": list(models),
+        }
+        for p, models in seed_module.PROVIDERS.items()
+    }
+    prompts = {name: {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 8} for name in seed_module.PROMPTS}
+    config = {
+        "providers": providers,
+        "prompts": prompts,
+        "checks": [{"providers": list(providers), "prompts": list(prompts)}],
+        "slos": SLOS,
+    }
+    path.write_text(json.dumps(config))
+    return path
+
+
+def slo_naive(at: datetime) -> tuple[str, dict]:
+    """`firsttoken slo` straight from raw samples: good and all probes per target over 30 days."""
+    return (
+        "SELECT target, count(*) FILTER (WHERE coalesce(error_kind, '') <> 'cancelled'), "
+        "count(*) FILTER (WHERE ok AND ttft_ms < 1500), count(*) FILTER (WHERE ok) "
+        "FROM samples WHERE started_at >= :start GROUP BY target",
+        {"start": at - timedelta(days=30)},
+    )
+
+
 def median_ms(fn: Callable[[], object], runs: int, before: Callable[[], None] = lambda: None) -> float:
     times = []
     for _ in range(runs):
@@ -160,6 +200,15 @@ def run_pages(engine: Engine, runs: int, naive_runs: int, only: str = "") -> lis
     provider = targets[0].provider
     twenty = [t.id for t in targets if t.provider == provider][:20]
     naive = naive_queries(at, twenty, targets[0].id)
+    naive["SLOs: every SLO and scope, 30 d"] = slo_naive(at)
+    naive["firsttoken slo: 2 SLOs, 205 scopes, 30 d"] = slo_naive(at)
+    from monitor.storage.queries.slo_report import slo_reports
+
+    conf = data.settings()
+    loads["firsttoken slo: 2 SLOs, 205 scopes, 30 d"] = lambda: slo_reports(
+        data.engine(), conf.slos, conf.slo_targets, at
+    )
+    loads = {name: load for name, load in loads.items() if any(w in name for w in wanted)}
     rows = []
     for name, load in loads.items():
         load()  # warm the process (imports, connection pool), not the cache
@@ -227,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
         with engine.connect() as conn:
             samples = conn.execute(text("SELECT sum(samples) FROM rollups_hourly")).scalar() or 0
         os.environ["FIRSTTOKEN_DASHBOARD_DATABASE_URL"] = url
+        import tempfile
+
+        os.environ["FIRSTTOKEN_CONFIG"] = str(slo_config(seed_module, Path(tempfile.mkdtemp()) / "firsttoken.yaml"))
         rows = run_pages(engine, args.runs, args.naive_runs, args.only)
         header = (
             f"Dashboard queries on {samples / 1e6:.1f} M samples ({args.targets} targets x {args.days} days at 1/min), "

@@ -41,7 +41,7 @@ if auth.is_authenticated():
                 page("timeline", "Degradation timeline", ":material/view_timeline:"),
                 page("target", "Target", ":material/my_location:"),
             ],
-            "Providers": [health],
+            "Providers": [health, page("slos", "SLOs", ":material/speed:")],
             "Operations": [
                 page("alerts", "Alerts", ":material/notifications_active:"),
                 page("samples", "Samples", ":material/table_rows:"),

@@ -235,6 +235,25 @@ def error_kinds(target: str, start: datetime, end: datetime) -> tuple[str, ...]:
     return tuple(guarded(sampleviews.error_kinds_of, engine(), target, start, end))
 
 
+@st.cache_data(ttl=60, show_spinner=False)
+def slo_reports(at: datetime) -> tuple:
+    """Every configured SLO's scopes where they stand now (`firsttoken slo`), from the rollups."""
+    from monitor.storage.queries.slo_report import slo_reports as read_reports
+
+    conf = settings()
+    return tuple(guarded(read_reports, engine(), conf.slos, conf.slo_targets, at))
+
+
+@st.cache_data(ttl=300, show_spinner=False)
+def slo_months(at: datetime, provider: str, months: int = 3) -> tuple:
+    """Per SLO scope that holds the provider's targets: attainment per calendar month (UTC), oldest first."""
+    from monitor.storage.queries.slo_report import monthly_attainment
+
+    conf = settings()
+    refs = [t for t in conf.slo_targets if t.provider == provider]
+    return tuple(guarded(monthly_attainment, engine(), conf.slos, refs, conf.slo_targets, at, months))
+
+
 def page_loads(at: datetime) -> dict[str, Callable[[], object]]:
     """What each page reads in its default view (the benchmark times these)."""
     ids = tuple(t.id for t in targets())
@@ -261,6 +280,8 @@ def page_loads(at: datetime) -> dict[str, Callable[[], object]]:
             alerts_between(week, at),
         ),
         "Provider health: 90 days": lambda: health_data(at, provider),
+        "SLOs: every SLO and scope, 30 d": lambda: slo_reports(at),
+        "Provider health: SLO attainment, 3 months": lambda: slo_months(at, provider),
         "Alerts": lambda: alerts_data(at),
         "Samples: 1 target, 24 h": lambda: samples(first[0] if first else "", day, at, "all", (), 5000),
     }

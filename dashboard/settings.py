@@ -43,6 +43,8 @@ class Settings:
     config_problem: str | None = None
     dashboard_url: str | None = None
     targets: Mapping[str, TargetSettings] = field(default_factory=dict)  # target id -> settings
+    slos: tuple = ()  # the config's `slos:` (DESIGN §12)
+    slo_targets: tuple = ()  # the configured targets as TargetRefs: what the SLOs' `match:` picks from
 
 
 def target_settings(target) -> TargetSettings:
@@ -112,7 +114,12 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         url = config.database_url if config is not None else DEFAULT_DATABASE_URL
     prices = {k: (p.input, p.output) for k, p in config.prices.items()} if config is not None else {}
     targets = {t.id: target_settings(t) for t in config.targets} if config is not None else {}
-    return Settings(url, prices, problem, config.dashboard_url if config is not None else None, targets)
+    if config is None:
+        return Settings(url, prices, problem, None, targets)
+    from monitor.storage.queries.targets import TargetRef
+
+    refs = tuple(TargetRef(t.id, t.provider, t.model, t.region, t.prompt, t.canonical_model) for t in config.targets)
+    return Settings(url, prices, problem, config.dashboard_url, targets, config.slos, refs)
 
 
 def password(env: Mapping[str, str] | None = None) -> str | None:

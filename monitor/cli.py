@@ -42,6 +42,7 @@ COMMANDS = {
     "routes": ("routes", "rank the routes of each model: which provider and region to use now"),
     "mcp": ("mcp", "the read-only MCP server over stdio: best routes, provider status, alerts for agents"),
     "backtest": ("backtest", "replay a series through the alert detector"),
+    "slo": ("slo", "SLO attainment, error budgets and burn rates; `slo rules` for Prometheus"),
     "silence": ("silence", "add, list or expire silences"),
     "check-config": ("check_config", "validate the config and print the expanded matrix"),
     "schema": ("schema", "print the JSON Schema of firsttoken.yaml (for editors)"),

@@ -87,8 +87,14 @@ def span(seconds: float | None) -> str:
     return f"{days} d {hours} h"
 
 
-# The unit of each alert metric's values: error_rate is a fraction, tps tokens/s, the rest ms.
-_BY_METRIC = {"error_rate": pct, "tps": tok_s}
+def burn(value: float | None) -> str:
+    """An SLO burn rate (DESIGN §12): `14.40x`."""
+    return DASH if _missing(value) else f"{value:.2f}x"
+
+
+# The unit of each alert metric's values: error_rate is a fraction, tps tokens/s, an SLO alert's
+# burn_rate a multiple of the budget's pace, the rest ms.
+_BY_METRIC = {"error_rate": pct, "tps": tok_s, "burn_rate": burn}
 
 
 def metric(name: str, value: float | None) -> str:

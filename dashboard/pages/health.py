@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import charts, data, health_view, status, ui, urlstate
+from dashboard import charts, data, health_view, slo_view, status, ui, urlstate
 from monitor.agent.public import status_links
 
 ui.header(
@@ -52,6 +52,12 @@ legend = (
     + f" <span style='color:{status.SLOW_DAY_COLOR}'>■</span> slow <span style='color:#c9ccd1'>■</span> no data"
 )
 st.markdown(legend, unsafe_allow_html=True)
+
+months = ui.load(data.slo_months, now, provider)
+if months:
+    st.subheader("SLO attainment per calendar month")
+    st.caption("Share of good probes against each objective (✓ met, ✗ missed); the current month so far.")
+    st.dataframe(slo_view.month_rows(months), hide_index=True, width="stretch")
 
 st.subheader("Incident history")
 incidents = health_view.incident_rows(hd.incidents, provider)

@@ -134,7 +134,7 @@ class AlertEngine:
                     cursors[target] = series.cursor
             floor = now - timedelta(seconds=opts.bootstrap_s)
             points = fetch_new(conn, cursors, floor=floor, until=now - timedelta(seconds=opts.settle_s))
-            live = load_live(conn)
+            live = [r for r in load_live(conn) if r.slo is None]  # SLO alerts: monitor.alerts.slo_evaluator
             released = group_resolutions(conn, now - timedelta(seconds=RELEASE_LOOKBACK_S))
             silences = active_silences(conn, config.silences, now)
 

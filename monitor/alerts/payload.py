@@ -50,7 +50,7 @@ def build_body(record: AlertRecord, event: str, alert_id: int, dashboard_url: st
         started_at=record.started_at,
         resolved_at=record.resolved_at if resolved else None,
     )
-    return {
+    body = {
         "status": "resolved" if resolved else "firing",
         "alert_id": alert_id,
         "rule": record.rule,
@@ -67,6 +67,14 @@ def build_body(record: AlertRecord, event: str, alert_id: int, dashboard_url: st
         "summary": record.summary or "",
         "dashboard_url": link,
     }
+    if record.slo is not None:  # DESIGN §12: an SLO burn-rate alert
+        body.update(
+            slo=record.slo,
+            burn_rate=_finite(record.value),
+            window=record.burn_window,
+            budget_remaining=_finite(record.budget_remaining),
+        )
+    return body
 
 
 def with_alternative(body: dict[str, Any], alternative: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -38,6 +38,10 @@ class AlertRecord:
     silenced: bool = False
     summary: str | None = None
     id: int | None = None
+    # SLO burn-rate alerts only (DESIGN §12): `value` is the burn rate, `baseline` the pair's factor.
+    slo: str | None = None
+    burn_window: str | None = None  # the window pair that holds, `1h/5m`
+    budget_remaining: float | None = None  # of the period's error budget, 1 = untouched
 
     @property
     def live(self) -> bool:

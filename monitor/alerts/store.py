@@ -27,7 +27,7 @@ from monitor.storage.queries.official import incidents_near
 
 ALERTS = Alert.__table__
 OUTBOX = NotificationOutbox.__table__
-_RECORD_COLUMNS = (
+RECORD_COLUMNS = _RECORD_COLUMNS = (
     "rule",
     "state",
     "severity",
@@ -47,6 +47,9 @@ _RECORD_COLUMNS = (
     "clear_count",
     "silenced",
     "summary",
+    "slo",
+    "burn_window",
+    "budget_remaining",
 )
 
 
@@ -122,7 +125,10 @@ def apply_changes(
                 body["official_incident"] = note
             seq = _next_repeat_seq(conn, alert_id) if event == REPEAT_EVENT else 0
             for notifier in notifiers:
-                if notifier.wants(record.severity):
+                # A resolution also closes what an earlier severity opened (an SLO alert escalates).
+                if notifier.wants(record.severity) or (
+                    event == RESOLVED_EVENT and _was_sent(conn, alert_id, notifier.name)
+                ):
                     if event == RESOLVED_EVENT:
                         _drop_unsent_repeats(conn, alert_id, notifier.name)
                     queued += _enqueue(conn, alert_id, event, seq, notifier.name, body, now)
@@ -135,6 +141,11 @@ def _official_note(conn: Connection, record: AlertRecord) -> str:
     fired = record.fired_at or record.started_at
     near = incidents_near(conn, record.scope.provider, fired, MATCH_WINDOW)
     return lead_text(fired, matching_incident(record.scope.provider, fired, near))
+
+
+def _was_sent(conn: Connection, alert_id: int, notifier: str) -> bool:
+    query = select(OUTBOX.c.id).where(OUTBOX.c.alert_id == alert_id, OUTBOX.c.notifier == notifier).limit(1)
+    return conn.execute(query).first() is not None
 
 
 def _drop_unsent_repeats(conn: Connection, alert_id: int, notifier: str) -> None:

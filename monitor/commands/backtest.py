@@ -29,10 +29,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metric", choices=METRICS, help="the series' metric (default ttft_ms, or the rule's)")
     p.add_argument("--rule", metavar="NAME", help="replay this rule from the config's alerts:")
     p.add_argument("--json", action="store_true", help="one JSON object per alarm per line")
+    p.add_argument(
+        "--slo", metavar="NAME", help="replay timestamp,ok,ttft_ms[,agent] rows through this SLO's burn rates"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from monitor.alerts.backtest import BacktestError, read_csv, replay
+
+    if getattr(args, "slo", None):
+        from monitor.commands.backtest_slo import run_slo
+
+        return run_slo(args)
 
     rules = select_rules(
         getattr(args, "config", DEFAULT_CONFIG), getattr(args, "rule", None), getattr(args, "metric", None)

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import TextIO
 from urllib.parse import urlsplit, urlunsplit
 
+from monitor.commands.slo_text import slo_lines
 from monitor.config import DEFER, Config, ConfigError, load_config
 from monitor.probe.cost import project_monthly, report_lines
 from monitor.redact import MASK, redact
@@ -81,6 +82,7 @@ def report(config: Config, config_path: str) -> str:
         "",
         summary(config),
         *notes(config),
+        *slo_lines(config),
         "",
         *report_lines(project_monthly(config), config.budget),
     ]
@@ -103,6 +105,7 @@ def summary(config: Config) -> str:
         _count(len(config.alerts), "alert rule"),
         _count(len(config.notifiers), "notifier"),
         _count(len(config.silences), "silence"),
+        *([_count(len(config.slos), "SLO")] if config.slos else []),
     ]
     return ", ".join(parts)
 

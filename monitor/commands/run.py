@@ -46,6 +46,7 @@ def parse_spool_size(value: str) -> int:
 def run(args: argparse.Namespace) -> int:
     from monitor.agent.official import POLL_EVERY_S, poll_status_pages
     from monitor.alerts.engine import alert_jobs_for
+    from monitor.alerts.slo_evaluator import slo_jobs
     from monitor.storage import check_schema, make_engine
 
     host, port = parse_listen(args.listen)
@@ -78,5 +79,6 @@ def run(args: argparse.Namespace) -> int:
         dedicated_process=True,
     )
     options.leader_jobs.update(alert_jobs_for(config.alerting))
+    options.leader_jobs.update(slo_jobs(config.alerting.evaluate_every_s, config.alerting.settle_s))  # DESIGN §12
     options.leader_jobs["status-pages"] = (POLL_EVERY_S, poll_status_pages)  # providers' official incidents
     return run_async(Service(options, config).run())

@@ -134,6 +134,7 @@ def _load(text: str, base_dir: Path, env: Mapping[str, str] | None, source: Path
         alerting=spec.alerting,
         dashboard_url=spec.dashboard_url,
         budget=spec.budget,
+        slos=tuple(s for s in spec.slos if s),
         secrets=frozenset(s for s in ctx.secrets if s),
         source_path=source,
         unset_secrets=MappingProxyType({path_of(loc): found.unset[loc] for loc in found.unset if loc in ctx.deferred}),

@@ -11,7 +11,6 @@ matrix, references between sections) is checked in `matrix` and `scopes`.
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import re
 from collections.abc import Mapping
 from dataclasses import field
@@ -52,11 +51,12 @@ from monitor.config.fields import (
 )
 from monitor.config.notifiers import NotifierItem
 from monitor.config.prompts import Prompt, Reasoning
+from monitor.config.selectors import SCOPE_LABELS, Scope, scope_matches
+from monitor.config.slos import Slo
 from monitor.sample import ALERT_METRICS, CHANGE_METRICS, LATENCY_METRICS
 from monitor.units import DAY_S, HOUR_S, MINUTE_S, format_duration, parse_duration, parse_percent
 
 MINUTE, HOUR, DAY = MINUTE_S, HOUR_S, DAY_S
-SCOPE_LABELS = ("provider", "model", "region", "prompt")
 METRICS = ALERT_METRICS
 MAX_LATENCY_MS = 24 * HOUR * 1000
 DEFAULT_DATABASE_URL = "sqlite:///firsttoken.db"
@@ -219,34 +219,6 @@ class Check:
     ttft_timeout_s: seconds(HOUR) | None = alias("ttft_timeout", None)
     agents: Names = ()  # empty = every agent
 
-
-# -------------------------------------------------------------------- scopes
-def scope_matches(match: Mapping[str, str], **labels: str | None) -> bool:
-    """Does a scope (provider/model/region/prompt; None = wider) fit `match` globs?
-
-    A label the scope does not have (a provider-wide alert has no model) only
-    fits `*`: silencing one model must not mute the whole provider.
-    """
-    for label, pattern in match.items():
-        value = labels.get(label)
-        if value is None:
-            if pattern != "*":
-                return False
-        elif not fnmatch.fnmatchcase(value, pattern):
-            return False
-    return True
-
-
-@spec
-class Match:
-    provider: Text | None = None
-    model: Text | None = None
-    region: Text | None = None
-    prompt: Text | None = None
-
-
-# `match:` globs per label, kept as a read-only mapping of the labels given.
-Scope = Annotated[Match, AfterValidator(lambda m: read_only({k: getattr(m, k) for k in SCOPE_LABELS if getattr(m, k)}))]
 
 KINDS = ("regression", "threshold", "change")
 Level = Annotated[float, WithJsonSchema({"type": ["number", "string"], "examples": [2000, "2s", "20%"]})]
@@ -478,6 +450,7 @@ class FileSpec:
     alerting: Alerting = Alerting()
     dashboard_url: Url | None = None
     budget: Budget | None = None
+    slos: Annotated[tuple[Slo, ...], entries()] = ()
 
 
 SECTIONS = tuple(FileSpec.__pydantic_fields__)

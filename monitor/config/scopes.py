@@ -20,7 +20,7 @@ _GLOB = set("*?[")
 
 def check_references(spec: FileSpec, tree: Mapping[str, Any], ctx: LoadContext) -> None:
     names = _matchable(spec, tree)
-    for section in ("alerts", "silences"):
+    for section in ("alerts", "silences", "slos"):
         for i, entry in enumerate(getattr(spec, section)):
             for label, pattern in entry.match.items() if entry else ():
                 known = names[label]
@@ -29,7 +29,8 @@ def check_references(spec: FileSpec, tree: Mapping[str, Any], ctx: LoadContext) 
                     ctx.errors.append(problem((section, i, "match", label), message, pattern))
     _unique_names(ctx, "alerts", "rule", spec.alerts)
     _unique_names(ctx, "notifiers", "notifier", spec.notifiers)
-    used = {rule.severity for rule in spec.alerts if rule}
+    _unique_names(ctx, "slos", "SLO", spec.slos)
+    used = {rule.severity for rule in spec.alerts if rule} | ({"page", "ticket"} if any(spec.slos) else set())
     for i, notifier in enumerate(spec.notifiers):
         for j, severity in enumerate(notifier.severities if notifier and used else ()):
             if severity not in used:

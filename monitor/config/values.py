@@ -22,6 +22,7 @@ from monitor.config.schema import (
     Retention,
     Silence,
 )
+from monitor.config.slos import Slo
 from monitor.sample import TargetKey
 
 
@@ -90,6 +91,7 @@ class Config:
     alerting: Alerting = field(default_factory=Alerting)
     dashboard_url: str | None = None
     budget: Budget | None = None
+    slos: tuple[Slo, ...] = ()
     secrets: frozenset[str] = field(default=frozenset(), repr=False)
     source_path: Path | None = None
     # `secrets="defer"`: "providers.openai.api_key" -> ("OPENAI_API_KEY",), credentials left unresolved

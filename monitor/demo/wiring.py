@@ -42,8 +42,10 @@ class SettableNow:
 def leader_jobs() -> dict[str, tuple[float, Callable]]:
     """The service's alerting jobs, evaluated often: the demo's probes are 30 s apart."""
     from monitor.alerts.engine import alert_jobs
+    from monitor.alerts.slo_evaluator import slo_jobs
 
-    return alert_jobs(evaluate_every_s=LIVE_EVALUATE_EVERY_S, deliver_every_s=LIVE_DELIVER_EVERY_S)
+    jobs = alert_jobs(evaluate_every_s=LIVE_EVALUATE_EVERY_S, deliver_every_s=LIVE_DELIVER_EVERY_S)
+    return {**jobs, **slo_jobs(LIVE_EVALUATE_EVERY_S)}
 
 
 class BackfillAlerts:

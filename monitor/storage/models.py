@@ -199,6 +199,10 @@ class Alert(Base):
     pending_count: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     summary: Mapped[str | None] = mapped_column(Text)
     silenced: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    # SLO burn-rate alerts (migration 0011_slos): the SLO, the window pair that holds, the budget left.
+    slo: Mapped[str | None] = mapped_column(Text)
+    burn_window: Mapped[str | None] = mapped_column(Text)
+    budget_remaining: Mapped[float | None] = mapped_column(Float)
 
 
 class NotificationOutbox(Base):

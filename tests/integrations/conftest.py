@@ -237,12 +237,16 @@ class RunningService:
 class PrometheusServer:
     """Debian's prometheus on loopback, scraping one target every second, evaluating our rules."""
 
-    def __init__(self, workdir: Path, target: str) -> None:
+    def __init__(
+        self, workdir: Path, target: str, extra_rules: dict[str, str] | None = None, evaluation_interval: str = "1s"
+    ) -> None:
         binary = need("prometheus")
         rules = workdir / "rules"
         shutil.copytree(ROOT / "deploy/prometheus/rules", rules)
+        for name, text in (extra_rules or {}).items():  # e.g. `firsttoken slo rules` output
+            (rules / name).write_text(text)
         config = {
-            "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+            "global": {"scrape_interval": "1s", "evaluation_interval": evaluation_interval},
             "rule_files": [str(rules / "*.yml")],
             "scrape_configs": [{"job_name": "firsttoken", "static_configs": [{"targets": [target]}]}],
         }

@@ -1,0 +1,23 @@
+"""Is one probe good for an SLO: ok, and within every bound of its `good:` (DESIGN §12)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+ASSERTION = "assertion"  # monitor.sample.ErrorKind.ASSERTION: the answer failed the prompt's `expect:` checks
+
+
+def is_good(good, ok: bool, error_kind: str | None, values: Mapping[str, float | None]) -> bool:
+    """`good` is the SLO's `Good` (bounds and `checks`); `values` the probe's ttft_ms, ttft_answer_ms,
+    total_ms and tps. A bound on a value the probe did not measure is not met."""
+    if not ok and not (error_kind == ASSERTION and not good.checks):
+        return False
+    for metric, below, above in good.bounds():
+        value = values.get(metric)
+        if value is None:
+            return False
+        if below is not None and not value < below:
+            return False
+        if above is not None and not value > above:
+            return False
+    return True

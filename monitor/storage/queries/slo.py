@@ -1,0 +1,265 @@
+"""Good and bad probes of SLO scopes over a period and over its burn-rate windows, from the rollups
+(DESIGN §9, §12): a month of 1-minute probes for 200 targets is ~5,400 daily rows and a few
+thousand hourly ones, never 8.6 M raw samples.
+
+Whole UTC days come from the daily tier, except the days a burn-rate window starts in (the longest
+window is a tenth of the period) and the current day, which come from the hourly tier merged in
+the database per target, day and stretch between window starts. A probe is good when ok and
+within every bound; the rollups keep a histogram per metric (`storage.histogram`, buckets 1/32 of
+an octave wide), so a bound counts the buckets wholly beyond it as bad and the bucket it cuts in
+proportion (at most one bucket, <= 3.1 % of the bound's value, is shared). With several bounds a
+probe may break more than one: their bad counts are added (capped at the ok probes), which never
+reports more attainment than there was. Probes that failed only their answer checks count as good
+under `checks: false` (the rollups keep no latency for failed probes). Windows read whole hours:
+the hour holding `end - W` and every one after it; the period likewise starts at its first whole
+hour. The live alerts (`alerts/slo_evaluator.py`) judge raw samples exactly; this is the status
+and dashboard view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+from sqlalchemy import Engine, Float, Text, and_, case, cast, func, literal, or_, select
+
+from monitor.storage.models import RollupDaily, RollupHourly
+from monitor.storage.queries.dashfetch import cancelled_count, epoch_s, fetch_rows
+from monitor.storage.queries.histmatrix import decode, decode_packed
+from monitor.storage.rollups import DAY, day_floor, hour_floor
+
+_R = RollupHourly.__table__.c
+_D = RollupDaily.__table__.c
+PACKED = {"ttft_ms": "ttft_ms_packed", "tps": "tps_packed"}
+ASSERTION = "assertion"
+
+
+@dataclass(frozen=True)
+class Bound:
+    metric: str
+    below: float | None = None  # good values are strictly below
+    above: float | None = None  # good values are strictly above
+
+
+@dataclass(frozen=True)
+class ScopeCounts:
+    """Per group (an SLO's scope): probes and good ones over the period; per window length, probes
+    and bad ones; per UTC day of the period (epoch seconds of its midnight), probes and good ones."""
+
+    probes: np.ndarray
+    good: np.ndarray
+    window_probes: Mapping[float, np.ndarray] = field(default_factory=dict)
+    window_bad: Mapping[float, np.ndarray] = field(default_factory=dict)
+    days: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    day_probes: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (groups, days)
+    day_good: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+
+
+def bad_fraction(buckets: np.ndarray, bound: Bound) -> np.ndarray:
+    """Per histogram bucket, the share of its values that break the bound (uniform within a bucket).
+    Computed once per distinct bucket (a few hundred) and looked up for the ~10^6 entries of a month."""
+    from monitor.storage.histogram import SUB_BUCKETS
+
+    if buckets.size == 0:
+        return np.zeros(0)
+    low_bucket = int(buckets.min())
+    distinct = np.arange(low_bucket, int(buckets.max()) + 1)
+    octave = np.floor_divide(distinct, SUB_BUCKETS)
+    slice_ = distinct - octave * SUB_BUCKETS
+    base = np.exp2(octave.astype(float))
+    low, high = base * (1 + slice_ / SUB_BUCKETS), base * (1 + (slice_ + 1) / SUB_BUCKETS)
+    if bound.below is not None:
+        table = np.clip((high - bound.below) / (high - low), 0.0, 1.0)
+    else:
+        table = np.clip((bound.above - low) / (high - low), 0.0, 1.0)
+    return table[buckets - low_bucket]
+
+
+def scope_counts(
+    engine: Engine,
+    group_of_target: Mapping[str, int],
+    n_groups: int,
+    bounds: Sequence[Bound],
+    *,
+    checks: bool,
+    start: datetime,
+    end: datetime,
+    windows_s: Sequence[float] = (),
+) -> ScopeCounts:
+    ids = sorted(group_of_target)
+    days = _daily_days(engine, start, end, windows_s) if ids else []
+    hourly = and_(_R.target.in_(ids), _R.hour >= start, _R.hour < end)
+    for first, last in _runs(days):  # those days' hours are read as their daily rows
+        hourly = and_(hourly, or_(_R.hour < first, _R.hour >= last))
+    cuts = sorted({hour_floor(end - _seconds(w)) for w in windows_s})
+    tiers = [_rows(engine, _grouped_hours(engine, hourly, bounds, cuts, checks), bounds, packed=False)] if ids else []
+    if days:
+        daily = and_(_D.target.in_(ids), _D.day.in_(days))
+        tiers.append(_rows(engine, _day_rows(engine, daily, bounds, checks), bounds, packed=True))
+    target_of, bin_s, probes, ok, asserted, violations = (
+        (np.concatenate(parts) for parts in zip(*tiers, strict=True)) if tiers else (np.zeros(0),) * 6
+    )
+    group = np.fromiter((group_of_target[t] for t in target_of), dtype=np.int64, count=len(target_of))
+    bad_ok = np.minimum(violations, ok)  # several bounds: added, never more than the ok probes
+    good = ok - bad_ok + (0 if checks else asserted)
+    counts = ScopeCounts(
+        np.bincount(group, weights=probes, minlength=n_groups).round().astype(np.int64),
+        np.bincount(group, weights=good, minlength=n_groups).round().astype(np.int64),
+    )
+    window_probes, window_bad = {}, {}
+    end_s = end.timestamp()
+    for length in windows_s:
+        floor_s = hour_floor(end - _seconds(length)).timestamp()
+        inside = bin_s >= floor_s - 0.5
+        p = np.bincount(group[inside], weights=probes[inside], minlength=n_groups)
+        g = np.bincount(group[inside], weights=good[inside], minlength=n_groups)
+        window_probes[length] = p.round().astype(np.int64)
+        window_bad[length] = (p - g).round().astype(np.int64)
+    first_day = start.timestamp() // 86400 * 86400
+    n_days = int((end_s - first_day) // 86400) + 1
+    day = np.clip(((bin_s + 0.5 - first_day) // 86400).astype(np.int64), 0, n_days - 1)
+    flat = group * n_days + day
+    size = n_groups * n_days
+    return ScopeCounts(
+        counts.probes,
+        counts.good,
+        window_probes,
+        window_bad,
+        first_day + 86400.0 * np.arange(n_days),
+        np.bincount(flat, weights=probes, minlength=size).reshape(n_groups, n_days).round().astype(np.int64),
+        np.bincount(flat, weights=good, minlength=size).reshape(n_groups, n_days).round(),
+    )
+
+
+def _daily_days(engine: Engine, start: datetime, end: datetime, windows_s: Sequence[float]) -> list[datetime]:
+    """The whole UTC days of [start, end) read from the daily tier: built ones (up to the newest daily
+    row; the current day never is), except the days a window starts in, which need their hours."""
+    first = day_floor(start) if start == day_floor(start) else day_floor(start) + DAY
+    with engine.connect() as conn:
+        newest = conn.execute(select(func.max(_D.day))).scalar()
+    if newest is None:
+        return []
+    last = min(day_floor(end), newest + DAY)
+    cut = {day_floor(hour_floor(end - _seconds(w))) for w in windows_s}
+    days, day = [], first
+    while day < last:
+        if day not in cut:
+            days.append(day)
+        day += DAY
+    return days
+
+
+def _runs(days: Sequence[datetime]) -> list[tuple[datetime, datetime]]:
+    """Consecutive days as [first, last) ranges."""
+    out: list[tuple[datetime, datetime]] = []
+    for day in days:
+        if out and out[-1][1] == day:
+            out[-1] = (out[-1][0], day + DAY)
+        else:
+            out.append((day, day + DAY))
+    return out
+
+
+def _seconds(length_s: float):
+    from datetime import timedelta
+
+    return timedelta(seconds=length_s)
+
+
+def _asserted(c, checks: bool):
+    """Probes that failed only their answer checks: counted under `checks: false` alone (read with
+    `cancelled_count`'s LIKE first: parsing every row's JSON costs more than the rest of the scan)."""
+    if checks:
+        return literal(0)
+    has = cast(c.error_counts, Text).like(f'%"{ASSERTION}"%')
+    return case((has, func.coalesce(c.error_counts[ASSERTION].as_integer(), 0)), else_=0)
+
+
+def _day_rows(engine: Engine, where, bounds: Sequence[Bound], checks: bool):
+    """The daily tier's rows as they are (packed histograms where kept)."""
+    c = _D
+    hists = []
+    for b in bounds:
+        hists += [
+            c[PACKED[b.metric]] if b.metric in PACKED else cast(c[f"{b.metric}_hist"], Text),
+            c[f"{b.metric}_count"],
+        ]
+    return select(
+        c.target, epoch_s(c.day, engine), c.samples - cancelled_count(c), c.ok_count, _asserted(c, checks), *hists
+    ).where(where)
+
+
+def _grouped_hours(engine: Engine, where, bounds: Sequence[Bound], cuts: Sequence[datetime], checks: bool):
+    """The hourly tier merged in the database per target, UTC day and stretch between window starts
+    (`cuts`): a row per target and window per day instead of one per hour, histogram texts joined
+    (`histmatrix.decode` reads `{..},{..}` as one histogram). Each group lies wholly inside or
+    outside every window, so its earliest hour decides."""
+    c = _R
+    pg = engine.dialect.name == "postgresql"
+    segments = [case(*((c.hour >= cut, i + 1) for i, cut in reversed(list(enumerate(cuts)))), else_=0)] if cuts else []
+    # The UTC day whatever the session's TimeZone (SQLite keeps naive UTC text).
+    day = func.date_trunc("day", func.timezone("UTC", c.hour)) if pg else func.substr(cast(c.hour, Text), 1, 10)
+    joined = []
+    for b in bounds:
+        text_ = case((c[f"{b.metric}_count"] > 0, cast(c[f"{b.metric}_hist"], Text)))  # `{}` would join as `,,`
+        joined += [
+            func.string_agg(text_, ",") if pg else func.group_concat(text_, ","),
+            func.sum(c[f"{b.metric}_count"]),
+        ]
+    return (
+        select(
+            c.target,
+            func.min(epoch_s(c.hour, engine)),
+            _float(func.sum(c.samples - cancelled_count(c))),
+            _float(func.sum(c.ok_count)),
+            _float(func.sum(_asserted(c, checks))),
+            *joined,
+        )
+        .where(where)
+        .group_by(c.target, day, *segments)
+    )
+
+
+def _float(sum_):
+    """A SUM as float8: PostgreSQL sums bigints as numeric, which arrive as Decimal (slow to convert)."""
+    return cast(sum_, Float)
+
+
+def _rows(engine: Engine, query, bounds: Sequence[Bound], *, packed: bool):
+    """One tier: per row (target, bin start in epoch s, measured probes, ok, answer-check failures,
+    ok probes breaking the bounds)."""
+    rows = fetch_rows(engine, query)
+    n = len(rows)
+    if not n:
+        empty = np.zeros(0)
+        return np.array([], dtype=object), empty, empty, empty, empty, empty
+    cols = list(zip(*rows, strict=True))
+    ok = np.array(cols[3], dtype=float)
+    violations = np.zeros(n)
+    for k, b in enumerate(bounds):
+        stored, measured = cols[5 + 2 * k], np.array(cols[6 + 2 * k], dtype=float)
+        is_packed = packed and b.metric in PACKED
+        row, buckets, count = decode_packed(stored) if is_packed else decode([_text(s) for s in stored])
+        violations += np.bincount(row, weights=count * bad_fraction(buckets, b), minlength=n) if row.size else 0.0
+        violations += ok - measured  # ok probes that did not measure this value cannot show they met it
+    return (
+        np.array(cols[0], dtype=object),
+        np.array(cols[1], dtype=float),
+        np.array(cols[2], dtype=float),
+        ok,
+        np.array(cols[4], dtype=float),
+        violations,
+    )
+
+
+def _text(value) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    import json
+
+    return json.dumps(value)
+
+
+__all__ = ["DAY", "Bound", "ScopeCounts", "bad_fraction", "scope_counts"]

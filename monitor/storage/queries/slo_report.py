@@ -1,0 +1,137 @@
+"""Every scope of an SLO, where it stands now, from the rollups (`queries.slo`): `firsttoken slo`,
+the SLOs page and the budget an SLO alert's body carries."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+from sqlalchemy import Engine
+
+from monitor.slo.scopes import members
+from monitor.slo.status import EXHAUSTION_WINDOW, ScopeStatus, scope_status
+from monitor.slo.windows import long_windows
+from monitor.storage.queries.slo import Bound, ScopeCounts, scope_counts
+
+
+@dataclass(frozen=True)
+class SloInfo:
+    """What a report says of its SLO: plain values, so a report pickles (the dashboard caches it)."""
+
+    name: str
+    objective: float
+    period_s: float
+    per: str
+
+
+@dataclass(frozen=True)
+class SloReport:
+    slo: SloInfo
+    scopes: tuple[ScopeStatus, ...]
+    days: np.ndarray  # epoch seconds of each UTC day of the period
+    day_probes: np.ndarray  # (scopes, days)
+    day_good: np.ndarray
+
+
+def bounds_of(slo) -> list[Bound]:
+    return [Bound(metric, below, above) for metric, below, above in slo.good.bounds()]
+
+
+def slo_report(engine: Engine, slo, targets: Sequence, now: datetime, scope_keys: set[str] | None = None) -> SloReport:
+    """`targets`: the configured ones (the SLO's `match:` picks); `scope_keys`: only these scopes."""
+    scoped = members(slo, targets)
+    if scope_keys is not None:
+        scoped = {k: v for k, v in scoped.items() if k in scope_keys}
+    keys = list(scoped)
+    group_of_target = {t: i for i, k in enumerate(keys) for t in scoped[k][1]}
+    windows = sorted({*long_windows(slo.period_s), slo.period_s / EXHAUSTION_WINDOW})
+    counts: ScopeCounts = scope_counts(
+        engine,
+        group_of_target,
+        len(keys),
+        bounds_of(slo),
+        checks=slo.good.checks,
+        start=now - timedelta(seconds=slo.period_s),
+        end=now,
+        windows_s=windows,
+    )
+    statuses = []
+    for i, key in enumerate(keys):
+        per_window = {w: (int(counts.window_bad[w][i]), int(counts.window_probes[w][i])) for w in windows}
+        statuses.append(scope_status(slo, scoped[key][0], int(counts.probes[i]), int(counts.good[i]), per_window, now))
+    info = SloInfo(slo.name, slo.objective, slo.period_s, slo.per)
+    return SloReport(info, tuple(statuses), counts.days, counts.day_probes, counts.day_good)
+
+
+MAX_PARALLEL = 4  # SLOs read side by side; a dashboard's pool holds 4 connections
+
+
+def slo_reports(engine: Engine, slos: Sequence, targets: Sequence, now: datetime) -> list[SloReport]:
+    """`slo_report` of every SLO. On PostgreSQL they are read side by side (each waits on the database
+    most of its time; measured 0.77x of one after the other for two SLOs on 8.6 M samples)."""
+    if len(slos) <= 1 or engine.dialect.name != "postgresql":
+        return [slo_report(engine, slo, targets, now) for slo in slos]
+    with ThreadPoolExecutor(min(len(slos), MAX_PARALLEL)) as pool:
+        return list(pool.map(lambda slo: slo_report(engine, slo, targets, now), slos))
+
+
+@dataclass(frozen=True)
+class MonthRow:
+    slo: str
+    scope: str
+    objective: float
+    month: str  # `2026-11`
+    probes: int
+    good: int
+
+    @property
+    def attainment(self) -> float | None:
+        return self.good / self.probes if self.probes else None
+
+    @property
+    def met(self) -> bool | None:
+        return None if self.attainment is None else self.attainment >= self.objective
+
+
+def month_starts(now: datetime, months: int) -> list[datetime]:
+    """The first instants (UTC) of the last `months` calendar months, the current one last."""
+    first = now.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    out = [first]
+    for _ in range(months - 1):
+        out.insert(0, (out[0] - timedelta(days=1)).replace(day=1))
+    return out
+
+
+def monthly_attainment(engine: Engine, slos, refs, targets, now: datetime, months: int = 3) -> list[MonthRow]:
+    """Attainment per calendar month of every SLO scope holding one of `refs` (a provider's targets),
+    against each SLO's `good:`; the current month so far. `targets`: every configured target."""
+    wanted = {r.id for r in refs}
+    starts = [*month_starts(now, months), None]
+    rows = []
+    for slo in slos:
+        scoped = {k: v for k, v in members(slo, targets).items() if wanted & set(v[1])}
+        if not scoped:
+            continue
+        keys = list(scoped)
+        group_of_target = {t: i for i, k in enumerate(keys) for t in scoped[k][1]}
+        for start, end in itertools.pairwise(starts):
+            end = end or now
+            counts = scope_counts(
+                engine, group_of_target, len(keys), bounds_of(slo), checks=slo.good.checks, start=start, end=end
+            )
+            for i, key in enumerate(keys):
+                rows.append(
+                    MonthRow(
+                        slo.name,
+                        key,
+                        slo.objective,
+                        start.strftime("%Y-%m"),
+                        int(counts.probes[i]),
+                        int(counts.good[i]),
+                    )
+                )
+    return rows
