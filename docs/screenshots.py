@@ -25,7 +25,7 @@ from dashboard.launch import start_dashboard, stop_process, wait_until_up
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 # The dashboard's pages by URL path (dashboard/app.py) and the caption each screenshot is for.
-PAGES = ("overview", "trends", "compare", "timeline", "target", "health", "alerts", "samples")
+PAGES = ("overview", "trends", "compare", "timeline", "target", "health", "alerts", "slos", "samples")
 SEED = 7  # fixed jitter and incidents: regenerated images differ little beyond where the UI changed
 # Rendered: no skeleton left, something drawn (chart, table or message), the script finished.
 RENDERED = """() => document.querySelectorAll('[data-testid="stSkeleton"]').length === 0

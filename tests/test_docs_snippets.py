@@ -39,7 +39,7 @@ SHELLS = ("sh", "bash", "shell", "console")
 # Subcommands that need nothing outside the repository: run wherever shown.
 SELF_CONTAINED = {"check-config", "schema", "backtest"}
 # Offline but reading (or writing) a database: run in console blocks, which set the database up.
-STATEFUL = {"samples", "routes", "silence", "db"}
+STATEFUL = {"samples", "routes", "silence", "db", "slo"}
 # Those that talk to providers or serve until stopped: shown, not run (`demo --backfill-only` is stateful,
 # any `--watch` is not).
 ONLINE = {"demo", "run", "probe", "dashboard", "simulate", "mcp"}
@@ -83,9 +83,19 @@ def as_config(tree: object) -> dict | None:
     else:
         return None
     config.setdefault("providers", _stub_providers(config))
-    config.setdefault("prompts", {"stub": STUB_PROMPT})
+    config.setdefault("prompts", dict.fromkeys(_prompts_named(config) or ["stub"], STUB_PROMPT))
     config.setdefault("checks", [{"providers": sorted(config["providers"]), "prompts": sorted(config["prompts"])}])
     return config
+
+
+def _prompts_named(config: dict) -> list[str]:
+    """The prompts a fragment's selectors name (an SLO's or a rule's `match: {prompt: short}`)."""
+    named = set()
+    for entry in [*(config.get("silences") or []), *(config.get("alerts") or []), *(config.get("slos") or [])]:
+        prompt = (entry.get("match") or {}).get("prompt")
+        if isinstance(prompt, str) and not set(prompt) & set("*?["):
+            named.add(prompt)
+    return sorted(named)
 
 
 def _stub_providers(config: dict) -> dict:
@@ -95,7 +105,7 @@ def _stub_providers(config: dict) -> dict:
     for key in config.get("prices") or {}:
         provider, _, model = key.partition("/")
         models.setdefault(provider, set()).add(model)
-    for entry in [*(config.get("silences") or []), *(config.get("alerts") or [])]:
+    for entry in [*(config.get("silences") or []), *(config.get("alerts") or []), *(config.get("slos") or [])]:
         match = entry.get("match") or {}
         provider = match.get("provider")
         if provider and not set(provider) & set("*?["):
@@ -197,6 +207,8 @@ def _to_run(snippet: Snippet) -> list[tuple[str, list[str]]]:
     commands = _commands(snippet)
     kinds = {_kind(c) for c, _ in commands} - {None}
     if snippet.lang == "console":
+        if "title=" in snippet.info:
+            return []  # output from data the page describes (a titled block); the page's own test runs it
         return commands if kinds and "online" not in kinds else []
     return [c for c in commands if _kind(c[0]) == "self"]
 
@@ -209,7 +221,11 @@ def test_some_console_blocks_run_with_their_output():
 @pytest.mark.parametrize("snippet", [s for s in SHELL_SNIPPETS if _to_run(s)], ids=lambda s: s.id)
 def test_offline_commands_run_as_shown(snippet: Snippet, tmp_path: Path) -> None:
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
-    (tmp_path / "firsttoken.yaml").write_text(_page_config(snippet.page))
+    worked_example = snippet.page.with_suffix("")  # docs/slos/ beside docs/slos.md: "run in docs/slos/"
+    if (worked_example / "firsttoken.yaml").is_file():
+        shutil.copytree(worked_example, tmp_path, dirs_exist_ok=True)
+    else:
+        (tmp_path / "firsttoken.yaml").write_text(_page_config(snippet.page))
     env = {k: v for k, v in os.environ.items() if k not in KEYS}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     for command, shown in _to_run(snippet):
@@ -218,7 +234,7 @@ def test_offline_commands_run_as_shown(snippet: Snippet, tmp_path: Path) -> None
         )
         printed = [line.rstrip() for line in (done.stdout + done.stderr).splitlines()]
         if shown:
-            missing = [line for line in shown if line not in printed]
+            missing = [line for line in shown if line not in printed and line != "..."]  # "..." elides
             assert missing == [], f"{snippet.id}: `{command}` no longer prints these lines:\n" + "\n".join(missing)
         else:
             assert done.returncode == 0, f"{snippet.id}: `{command}` exited {done.returncode}: {done.stderr[-2000:]}"

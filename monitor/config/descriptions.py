@@ -35,6 +35,8 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "budget": "A monthly cap on the probes' own projected spend.",
         "retention": "How long raw samples and rollups are kept.",
         "dashboard_url": "The dashboard's public address: notifications link to the alert's own view there.",
+        "slos": "Service level objectives: what a good probe is, the share of good probes a period must hold, "
+        "and burn-rate alerts on its error budget.",
     },
     "Defaults": {
         "interval": "Time between two probes of one target (`90s`, `5m`, `1h` or seconds).",
@@ -194,6 +196,29 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "urls": "Apprise URLs (they carry their tokens: treated as secrets).",
     },
     "LogNotifierConfig": {},
+    "Slo": {
+        "name": "The SLO's name, unique among `slos:`: its alerts are `slo:<name>`.",
+        "objective": "The share of good probes the period must hold, above 0% and below 100% (`99.5%`).",
+        "match": "Which targets count, by the alert rules' selectors (`provider`, `model`, `region`, `prompt` globs).",
+        "good": "The bounds a good probe meets besides being ok; omitted, a probe is good when it is ok.",
+        "period": "The error budget's rolling window, at least `1h` (default `30d`).",
+        "per": "One budget per `target`, `provider`, `model` (canonical, across providers) or `all` matched.",
+    },
+    "Good": {
+        "ttft_ms": "A bound on time to first token (`below:`/`above:`, milliseconds or a duration).",
+        "ttft_answer_ms": "A bound on time to the first answer token (after any reasoning).",
+        "total_ms": "A bound on the whole request, first byte sent to last byte read.",
+        "tps": "A bound on decode tokens per second.",
+        "checks": "Whether failing the prompt's `expect:` answer checks makes a probe bad (default true).",
+    },
+    "LatencyBound": {
+        "below": "Good when strictly below this (milliseconds or a duration).",
+        "above": "Good when strictly above this (milliseconds or a duration).",
+    },
+    "RateBound": {
+        "below": "Good when strictly below this many tokens per second.",
+        "above": "Good when strictly above this many tokens per second.",
+    },
 }
 
 
