@@ -77,7 +77,12 @@ class Sample:
     tokens_source: str | None = None
     input_tokens: int | None = None
     reasoning_tokens: int | None = None
-    cached_input_tokens: int | None = None
+    cached_input_tokens: int | None = None  # the older name of cache_read_tokens: always the same value
+    # Prompt caching (DESIGN §13): tokens read from / written to the provider's prompt cache as the
+    # response states them (null: it says nothing), and which half of a cache probe's pair this is.
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    cache_state: str | None = None  # cold | warm; null for a probe that is not a cache probe
     tps: float | None = None
     chunks: int = 0
     itl_p50_ms: float | None = None

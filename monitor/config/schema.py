@@ -382,16 +382,25 @@ class Price:
     input: Usd  # USD per million input tokens
     output: Usd  # USD per million output tokens (reasoning tokens are output)
     cached_input: Usd | None = None  # USD per million input tokens read from the provider's prompt cache
+    cache_write: Usd | None = None  # USD per million input tokens written to it (Anthropic, Bedrock bill them apart)
 
     def cost_usd(
-        self, input_tokens: int | None, output_tokens: int | None, cached_input_tokens: int | None = None
+        self,
+        input_tokens: int | None,
+        output_tokens: int | None,
+        cached_input_tokens: int | None = None,
+        cache_write_tokens: int | None = None,
     ) -> float:
-        """`input_tokens` counts every prompt token, the cached ones included (as every protocol
-        reports it); those `cached_input_tokens` cost `cached_input` when it is priced."""
+        """`input_tokens` counts every prompt token, the cached and written ones included (as every
+        protocol reports it); the `cached_input_tokens` read from the cache cost `cached_input` and
+        the `cache_write_tokens` cost `cache_write` where those are priced, else `input`."""
         total_in = input_tokens or 0
         cached = min(cached_input_tokens or 0, total_in)
+        written = min(cache_write_tokens or 0, total_in - cached)
         cached_price = self.input if self.cached_input is None else self.cached_input
-        return ((total_in - cached) * self.input + cached * cached_price + (output_tokens or 0) * self.output) / 1e6
+        write_price = self.input if self.cache_write is None else self.cache_write
+        input_usd = (total_in - cached - written) * self.input + cached * cached_price + written * write_price
+        return (input_usd + (output_tokens or 0) * self.output) / 1e6
 
 
 @spec

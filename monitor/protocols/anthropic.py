@@ -216,15 +216,25 @@ def _emit_tool(out: list[Event], index: int, name: Any, arguments: Any) -> None:
 
 
 def _usage(usage: Mapping[str, Any], with_output: bool) -> UsageReport:
-    uncached = as_int(usage.get("input_tokens"))
-    read = as_int(usage.get("cache_read_input_tokens"))
-    written = as_int(usage.get("cache_creation_input_tokens"))
+    # `input_tokens` excludes cache reads and writes; report the whole prompt, as other protocols do.
+    # A response that ran several passes (server-side compaction) lists them in `iterations`, and
+    # the top level then holds only the last: the prompt side is the sum of the passes.
+    passes = [p for p in usage.get("iterations") or () if isinstance(p, dict)] or [usage]
+    uncached = _sum(passes, "input_tokens")
+    read = _sum(passes, "cache_read_input_tokens")
+    written = _sum(passes, "cache_creation_input_tokens")
     total_input = None if uncached is None else uncached + (read or 0) + (written or 0)
     return UsageReport(
         output_tokens=as_int(usage.get("output_tokens")) if with_output else None,
         input_tokens=total_input,
-        cached_input_tokens=read,
+        cache_read_tokens=read,
+        cache_write_tokens=written,
     )
+
+
+def _sum(passes: list[Mapping[str, Any]], key: str) -> int | None:
+    values = [v for v in (as_int(p.get(key)) for p in passes) if v is not None]
+    return sum(values) if values else None
 
 
 def _error_text(error: Mapping[str, Any]) -> str:

@@ -70,7 +70,13 @@ class UsageReport:
     output_tokens: int | None = None
     input_tokens: int | None = None
     reasoning_tokens: int | None = None
-    cached_input_tokens: int | None = None
+    # Prompt-cache use as the response states it (DESIGN §13); `input_tokens` counts them too.
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+
+    @property
+    def cached_input_tokens(self) -> int | None:  # the older name of cache_read_tokens
+        return self.cache_read_tokens
 
 
 @dataclass(frozen=True, slots=True)

@@ -308,5 +308,8 @@ def _usage(usage: Mapping[str, Any]) -> UsageReport:
     # inputTokens excludes cache reads and writes; report the whole prompt, as other protocols do.
     total_input = None if uncached is None else uncached + (read or 0) + (written or 0)
     return UsageReport(
-        output_tokens=as_int(usage.get("outputTokens")), input_tokens=total_input, cached_input_tokens=read
+        output_tokens=as_int(usage.get("outputTokens")),
+        input_tokens=total_input,
+        cache_read_tokens=read,
+        cache_write_tokens=written,
     )

@@ -123,6 +123,9 @@ class SampleRow(Base):
     input_tokens: Mapped[int | None] = mapped_column(BigInteger)
     reasoning_tokens: Mapped[int | None] = mapped_column(BigInteger)
     cached_input_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    cache_read_tokens: Mapped[int | None] = mapped_column(BigInteger)  # migration 0012
+    cache_write_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    cache_state: Mapped[str | None] = mapped_column(Text)
     tps: Mapped[float | None] = mapped_column(Float)
     chunks: Mapped[int] = mapped_column(Integer)
     itl_p50_ms: Mapped[float | None] = mapped_column(Float)
