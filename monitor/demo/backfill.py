@@ -2,7 +2,7 @@
 
 Each target is probed on its own grid (the scheduler's stable phase, so
 history and live samples interleave the same way), in time order across all
-targets. Probes go through `probe_target` with a `VirtualClock` and the
+targets. Probes go through `probe_round` with a `VirtualClock` and the
 `VirtualTransport`; samples go through `SampleWriter`; after each step of
 simulated time the alert engine evaluates with `now` at that step, exactly as
 the live leader job would have, so alerts fire and resolve in the past and
@@ -36,7 +36,7 @@ from monitor.agent.scheduler import next_grid_time_s, phase_offset_s
 from monitor.childproc import die_with_parent
 from monitor.demo.incidents import DemoSource, Incident
 from monitor.demo.virtual_time import VirtualClock, VirtualTransport
-from monitor.probe.runner import probe_target
+from monitor.probe.cache_pair import probe_round
 from monitor.sample import Sample
 from monitor.simulator.catalogue import BehaviourSource
 
@@ -93,8 +93,8 @@ async def probe_span(
         for t_s, i in probe_times(targets, start_s, end_s, interval_s):
             clock.set_s(t_s)
             price = prices[i] if prices else None
-            sample = await probe_target(client, targets[i], agent=agent, sched_lag_ms=0.0, clock=clock, price=price)
-            out.append((t_s, sample))
+            pair = await probe_round(client, targets[i], agent=agent, sched_lag_ms=0.0, clock=clock, price=price)
+            out.extend((t_s, sample) for sample in pair)  # a cache probe's round is a cold/warm pair
     return out
 
 

@@ -32,6 +32,7 @@ from monitor.protocols.base import (
     Event,
     Finished,
     HttpRequest,
+    Message,
     ProbeRequest,
     ResponseInfo,
     StreamFailure,
@@ -66,7 +67,7 @@ class Anthropic(WireProtocol):
         body: dict[str, Any] = {
             "model": req.model,
             "max_tokens": req.max_tokens,
-            "messages": [{"role": m.role, "content": m.content} for m in req.messages if m.role != "system"],
+            "messages": [{"role": m.role, "content": _content(m)} for m in req.messages if m.role != "system"],
             "stream": True,
         }
         if system:
@@ -106,6 +107,19 @@ class Anthropic(WireProtocol):
         if isinstance(error, dict) and error.get("message"):
             return f"HTTP {status}: {_error_text(error)}"
         return error_message_from_body(status, body)
+
+
+def _content(message: Message) -> str | list[dict[str, Any]]:
+    split = message.cache_split()
+    if split is None:
+        return message.content
+    # Anthropic caches only what a breakpoint marks: everything up to and including this block
+    # (the system prompt too), for 5 minutes by default, when it is long enough for the model.
+    prefix, rest = split
+    return [
+        {"type": "text", "text": prefix, "cache_control": {"type": "ephemeral"}},
+        {"type": "text", "text": rest},
+    ]
 
 
 _TOOL_CHOICE = {"auto": {"type": "auto"}, "none": {"type": "none"}, "required": {"type": "any"}}

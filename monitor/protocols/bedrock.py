@@ -39,6 +39,7 @@ from monitor.protocols.base import (
     Event,
     Finished,
     HttpRequest,
+    Message,
     ProbeRequest,
     ProtocolViolation,
     ResponseInfo,
@@ -110,7 +111,7 @@ class BedrockConverse(WireProtocol):
 def _body(req: ProbeRequest) -> dict[str, Any]:
     body: dict[str, Any] = {
         "messages": [
-            {"role": "assistant" if m.role == "assistant" else "user", "content": [{"text": m.content}]}
+            {"role": "assistant" if m.role == "assistant" else "user", "content": _content(m)}
             for m in req.messages
             if m.role != "system"
         ],
@@ -287,6 +288,15 @@ class ConverseStreamParser(StreamParser):
         except UnicodeDecodeError:
             raise ProtocolViolation("invalid UTF-8 in an event stream payload") from None
         return loads_json(text, "event stream payload") if text else {}
+
+
+def _content(message: Message) -> list[dict[str, Any]]:
+    split = message.cache_split()
+    if split is None:
+        return [{"text": message.content}]
+    # Converse caches the blocks before a `cachePoint` (Claude and Nova models that support it).
+    prefix, rest = split
+    return [{"text": prefix}, {"cachePoint": {"type": "default"}}, {"text": rest}]
 
 
 def _emit(out: list[Event], kind: TokenKind, text: Any) -> None:
