@@ -83,6 +83,9 @@ class Sample:
     cache_read_tokens: int | None = None
     cache_write_tokens: int | None = None
     cache_state: str | None = None  # cold | warm; null for a probe that is not a cache probe
+    # A warm probe's verdict: it read from the cache (cache_read_tokens > 0), or, where the
+    # response states nothing, its TTFT saving on the round's cold probe is evident. Else null.
+    cache_hit: bool | None = None
     tps: float | None = None
     chunks: int = 0
     itl_p50_ms: float | None = None
@@ -136,6 +139,8 @@ SAMPLE_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Sample
 LATENCY_METRICS: tuple[str, ...] = ("ttft_ms", "ttft_answer_ms", "total_ms")
 SAMPLE_METRICS: tuple[str, ...] = (*LATENCY_METRICS, "tps")
 ALERT_METRICS: tuple[str, ...] = (*SAMPLE_METRICS, "error_rate")
+# Prompt caching (DESIGN §13): the share of a cache probe's warm probes that hit, over a window.
+CACHE_ALERT_METRICS: tuple[str, ...] = ("cache_hit_ratio",)
 CHANGE_METRICS: tuple[str, ...] = ("served_by", "model_version", "system_fingerprint", "answer_fingerprint")
 
 

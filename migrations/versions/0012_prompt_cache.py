@@ -29,6 +29,7 @@ SAMPLE_COLUMNS = [
     ("cache_read_tokens", sa.BigInteger()),
     ("cache_write_tokens", sa.BigInteger()),
     ("cache_state", sa.Text()),
+    ("cache_hit", sa.Boolean()),
 ]
 
 

@@ -52,12 +52,13 @@ from monitor.config.fields import (
 )
 from monitor.config.notifiers import NotifierItem
 from monitor.config.prompts import Prompt, Reasoning
-from monitor.sample import ALERT_METRICS, CHANGE_METRICS, LATENCY_METRICS
+from monitor.sample import ALERT_METRICS, CACHE_ALERT_METRICS, CHANGE_METRICS, LATENCY_METRICS
 from monitor.units import DAY_S, HOUR_S, MINUTE_S, format_duration, parse_duration, parse_percent
 
 MINUTE, HOUR, DAY = MINUTE_S, HOUR_S, DAY_S
 SCOPE_LABELS = ("provider", "model", "region", "prompt")
-METRICS = ALERT_METRICS
+METRICS = (*ALERT_METRICS, *CACHE_ALERT_METRICS)
+RATE_METRICS = ("error_rate", "cache_hit_ratio")  # fractions over a window, not percentiles
 MAX_LATENCY_MS = 24 * HOUR * 1000
 DEFAULT_DATABASE_URL = "sqlite:///firsttoken.db"
 
@@ -275,6 +276,10 @@ class AlertRule:
     repeat_interval_s: seconds(30 * DAY) = alias("repeat_interval", 4 * HOUR)
     match: Scope = field(default_factory=empty, hash=False)
     baseline_window_s: seconds(90 * DAY) | None = alias("baseline_window", None)  # regression only
+    # Cache probes (DESIGN §13): which half of the cold/warm pair a latency rule watches. Unset, a
+    # latency or tps rule watches the cold probes of a cache target (comparable with its other
+    # probes), error_rate every probe, and cache_hit_ratio the warm ones.
+    cache_state: Literal["cold", "warm"] | None = None
 
     @property
     def pending_evaluations(self) -> int:
@@ -290,7 +295,7 @@ class AlertRule:
         metric = info.data.get("metric")
         if value is None:
             return None
-        if metric == "error_rate":
+        if metric in RATE_METRICS:
             return _fraction(value)
         if metric in LATENCY_METRICS and isinstance(value, str):
             try:
@@ -318,14 +323,18 @@ class AlertRule:
             why = f"{'is not for' if rule_kind == 'change' else 'needs'} kind: change" if metric in other else ""
             start = f"{metric} {why}" if why else f"unknown metric {{got}}{did_you_mean(metric, wanted)}"
             errors.append(problem(("metric",), f"{start}; expected one of {', '.join(wanted)}", metric))
+        if metric in CACHE_ALERT_METRICS and rule_kind != "threshold":
+            errors.append(problem(("kind",), f"{metric} takes kind: threshold (e.g. below: 50%)"))
+        if metric in CACHE_ALERT_METRICS and data.get("cache_state") not in (None, "warm"):
+            errors.append(problem(("cache_state",), f"{metric} is a share of warm probes: warm or unset"))
         if rule_kind == "regression":
             data = {"min_change": 0.5, "baseline_window": DAY, **data}
         elif rule_kind == "threshold":
             if len([k for k in ("above", "below") if data.get(k) is not None]) != 1:
                 errors.append(problem((), "a threshold needs exactly one of above or below"))
-            if metric == "error_rate" and data.get("percentile") is not None:
-                errors.append(problem(("percentile",), "not for error_rate (it is a rate over the window)"))
-            elif metric != "error_rate":
+            if metric in RATE_METRICS and data.get("percentile") is not None:
+                errors.append(problem(("percentile",), f"not for {metric} (it is a rate over the window)"))
+            elif metric not in RATE_METRICS:
                 data.setdefault("percentile", 50.0)
         return data, errors
 

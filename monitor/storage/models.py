@@ -126,6 +126,7 @@ class SampleRow(Base):
     cache_read_tokens: Mapped[int | None] = mapped_column(BigInteger)  # migration 0012
     cache_write_tokens: Mapped[int | None] = mapped_column(BigInteger)
     cache_state: Mapped[str | None] = mapped_column(Text)
+    cache_hit: Mapped[bool | None] = mapped_column(Boolean)
     tps: Mapped[float | None] = mapped_column(Float)
     chunks: Mapped[int] = mapped_column(Integer)
     itl_p50_ms: Mapped[float | None] = mapped_column(Float)
