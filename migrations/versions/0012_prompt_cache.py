@@ -1,5 +1,7 @@
-"""Samples: prompt caching (DESIGN §13): cache reads and writes as the response states them,
-and which half of a cache probe's cold/warm pair a sample is.
+"""Prompt caching (DESIGN §13). Samples: cache reads and writes as the response states them,
+which half of a cache probe's cold/warm pair a sample is, and whether a warm one hit.
+Rollups (hourly and daily): each half's TTFT histogram and the cache counts, so the derived
+figures (warm and cold TTFT, saving, hit ratio) stay fast over 30 days.
 
 Nullable columns only, so old rows stay valid and the migration is a catalogue change: no
 table rewrite on PostgreSQL, and the partitioned `samples` parent hands them to every
@@ -33,13 +35,45 @@ SAMPLE_COLUMNS = [
 ]
 
 
+# Both rollup tiers: each half's TTFT (as the other metrics: histogram, count, sum, min, max) and
+# the cache counts. Defaults make old rows read as "no cache probes", which they held.
+ROLLUP_TABLES = ("rollups_hourly", "rollups_daily")
+
+
+def _rollup_columns() -> list[sa.Column]:
+    out = []
+    for metric in ("cold_ttft_ms", "warm_ttft_ms"):
+        out += [
+            sa.Column(f"{metric}_hist", sa.JSON(), nullable=False, server_default=sa.text("'{}'")),
+            sa.Column(f"{metric}_count", sa.Integer(), nullable=False, server_default=sa.text("0")),
+            sa.Column(f"{metric}_sum", sa.Float(), nullable=True),
+            sa.Column(f"{metric}_min", sa.Float(), nullable=True),
+            sa.Column(f"{metric}_max", sa.Float(), nullable=True),
+        ]
+    out += [
+        sa.Column("cache_hits", sa.Integer(), nullable=False, server_default=sa.text("0")),
+        sa.Column("cache_judged", sa.Integer(), nullable=False, server_default=sa.text("0")),
+        sa.Column("cache_read_tokens_sum", sa.BigInteger(), nullable=False, server_default=sa.text("0")),
+        sa.Column("cache_write_tokens_sum", sa.BigInteger(), nullable=False, server_default=sa.text("0")),
+    ]
+    return out
+
+
 def upgrade() -> None:
     with op.batch_alter_table("samples") as batch:
         for name, type_ in SAMPLE_COLUMNS:
             batch.add_column(sa.Column(name, type_, nullable=True))
+    for table in ROLLUP_TABLES:
+        with op.batch_alter_table(table) as batch:
+            for column in _rollup_columns():
+                batch.add_column(column)
 
 
 def downgrade() -> None:
+    for table in reversed(ROLLUP_TABLES):
+        with op.batch_alter_table(table) as batch:
+            for column in reversed(_rollup_columns()):
+                batch.drop_column(column.name)
     with op.batch_alter_table("samples") as batch:
         for name, _ in reversed(SAMPLE_COLUMNS):
             batch.drop_column(name)
