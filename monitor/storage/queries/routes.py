@@ -14,6 +14,7 @@ over the last 30 minutes plus the rollups of the last day.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -21,6 +22,7 @@ from sqlalchemy import Engine, Float, Integer, Text, and_, case, cast, func, or_
 
 from monitor.routing.rank import DEFAULT_MIN_AVAILABILITY, RankedRoute, RouteStats, rank_routes
 from monitor.storage.models import RollupDaily, RollupHourly, SampleRow
+from monitor.storage.queries.cache_figures import cache_figures
 from monitor.storage.queries.dashfetch import CANCELLED, cancelled_count, fetch_rollups, fetch_rows
 from monitor.storage.queries.histmatrix import hist_quantiles, packed_quantiles, value_quantiles
 from monitor.storage.queries.targets import TargetRef, list_targets
@@ -356,6 +358,22 @@ def _uptimes(engine: Engine, ids: list[str], index: dict[str, int], end: datetim
     return out
 
 
+def with_cache_figures(engine: Engine, stats: list[RouteStats], end: datetime, window: timedelta) -> list[RouteStats]:
+    """The routes with cache probes get their warm and cold TTFT and hit ratio (DESIGN §13)."""
+    figures = cache_figures(engine, [s.target for s in stats], end, window)
+    return [
+        replace(
+            s,
+            cold_ttft_p50_ms=f.cold_ttft_p50_ms,
+            warm_ttft_p50_ms=f.warm_ttft_p50_ms,
+            cache_hit_ratio=f.hit_ratio,
+        )
+        if (f := figures.get(s.target))
+        else s
+        for s in stats
+    ]
+
+
 def _empty() -> dict:
     return {"samples": 0, "ok": 0, "fallbacks": 0}
 
@@ -381,6 +399,7 @@ def load_routes(
         if (model is None or model in (t.canonical, t.model)) and (prompt is None or t.prompt == prompt)
     ]
     stats = [s for s in route_stats(engine, targets, end, window, daily=daily) if s.samples]
+    stats = with_cache_figures(engine, stats, end, window)
     ranked = rank_routes(stats, min_availability, by)
     recent: dict[str, RouteStats] = {}
     if endpoint and ranked:
