@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ENV_DASHBOARD_URL = "FIRSTTOKEN_DASHBOARD_DATABASE_URL"
 ENV_DATABASE_URL = "FIRSTTOKEN_DATABASE_URL"
@@ -43,6 +44,8 @@ class Settings:
     config_problem: str | None = None
     dashboard_url: str | None = None
     targets: Mapping[str, TargetSettings] = field(default_factory=dict)  # target id -> settings
+    # "provider/model" -> config Price, for what prompt caching saved (cached_input, cache_write)
+    full_prices: Mapping[str, Any] = field(default_factory=dict)
 
 
 def target_settings(target) -> TargetSettings:
@@ -112,7 +115,10 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         url = config.database_url if config is not None else DEFAULT_DATABASE_URL
     prices = {k: (p.input, p.output) for k, p in config.prices.items()} if config is not None else {}
     targets = {t.id: target_settings(t) for t in config.targets} if config is not None else {}
-    return Settings(url, prices, problem, config.dashboard_url if config is not None else None, targets)
+    full_prices = dict(config.prices) if config is not None else {}
+    return Settings(
+        url, prices, problem, config.dashboard_url if config is not None else None, targets, full_prices=full_prices
+    )
 
 
 def password(env: Mapping[str, str] | None = None) -> str | None:
