@@ -87,8 +87,8 @@ def span(seconds: float | None) -> str:
     return f"{days} d {hours} h"
 
 
-# The unit of each alert metric's values: error_rate is a fraction, tps tokens/s, the rest ms.
-_BY_METRIC = {"error_rate": pct, "tps": tok_s}
+# The unit of each alert metric's values: error_rate and cache_hit_ratio are fractions, tps tokens/s, the rest ms.
+_BY_METRIC = {"error_rate": pct, "cache_hit_ratio": pct, "tps": tok_s}
 
 
 def metric(name: str, value: float | None) -> str:

@@ -238,6 +238,12 @@ def _aggregate_python(conn: Connection, start: datetime, end: datetime, now: dat
     return [rollup_row(key, rows, now) for key, rows in groups.items()]
 
 
+def _kept(cache_state: str | None, wanted: str | None) -> bool:
+    """A metric's rollup keeps one half of the cache probes (`wanted`), or, for the plain metrics,
+    every probe but the warm halves: a cache target's TTFT is its cold one, as in alerts and /metrics."""
+    return cache_state == wanted if wanted else cache_state != "warm"
+
+
 def rollup_row(key: tuple[str, datetime, str], rows: list[Any], now: datetime) -> dict[str, Any]:
     """One rollup row from raw rows with the attributes selected above (pure)."""
     target, hour, agent = key
@@ -263,11 +269,7 @@ def rollup_row(key: tuple[str, datetime, str], rows: list[Any], now: datetime) -
     }
     for metric in ALL_ROLLUP_METRICS:
         column, state = rollup_source(metric)
-        values = [
-            v
-            for r in rows
-            if r.ok and (state is None or r.cache_state == state) and (v := getattr(r, column)) is not None
-        ]
+        values = [v for r in rows if r.ok and _kept(r.cache_state, state) and (v := getattr(r, column)) is not None]
         out[f"{metric}_hist"] = {str(b): n for b, n in sorted(histogram.from_values(values).items())}
         out[f"{metric}_count"] = len(values)
         out[f"{metric}_sum"] = sum(values) if values else None

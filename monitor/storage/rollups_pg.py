@@ -30,7 +30,8 @@ def bucket_sql(value: str) -> str:
 
 
 def _metric_sql(column: str, state: str | None) -> str:
-    kept = "ok" if state is None else f"ok AND cache_state = '{state}'"
+    # The plain metrics leave out cache probes' warm halves (monitor.storage.rollups._kept).
+    kept = "ok AND cache_state IS DISTINCT FROM 'warm'" if state is None else f"ok AND cache_state = '{state}'"
     return (
         f"count({column}) FILTER (WHERE {kept}), sum({column}) FILTER (WHERE {kept}), "
         f"min({column}) FILTER (WHERE {kept}), max({column}) FILTER (WHERE {kept}), "

@@ -91,6 +91,13 @@ def test_routes_rank_by_warm_ttft(seeded):
     by_ttft, _ = load_routes(seeded, END, window, model="m", by="ttft", min_availability=0.0)
     by_warm, _ = load_routes(seeded, END, window, model="m", by="warm_ttft", min_availability=0.0)
     assert [r.stats.provider for r in by_ttft] == ["slow", "fast"]
+    # A cache target's TTFT is its cold half (the warm one has its own figure), raw and rolled up alike.
+    assert by_ttft[0].stats.ttft_p50_ms == pytest.approx(700, rel=0.05)
+    rollup_hours(seeded, START, END)
+    long, _ = load_routes(seeded, START + timedelta(days=2), timedelta(days=3), model="m", min_availability=0.0)
+    assert {r.stats.provider: r.stats.ttft_p50_ms for r in long} == {
+        "slow": pytest.approx(700, rel=0.06), "fast": pytest.approx(900, rel=0.06)
+    }  # fmt: skip
     assert [r.stats.provider for r in by_warm] == ["fast", "slow"]
     fast = by_warm[0].stats
     assert fast.warm_ttft_p50_ms == pytest.approx(150, rel=0.05) and fast.cache_hit_ratio == pytest.approx(0.9)

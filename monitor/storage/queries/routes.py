@@ -98,14 +98,15 @@ _RAW_PG = text("""
 SELECT target,
        count(*) FILTER (WHERE measured),
        count(*) FILTER (WHERE measured AND ok),
-       percentile_cont(ARRAY[0.5, 0.75, 0.9, 0.99]) WITHIN GROUP (ORDER BY ttft_ms) FILTER (WHERE ok),
-       percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE ok),
+       percentile_cont(ARRAY[0.5, 0.75, 0.9, 0.99]) WITHIN GROUP (ORDER BY ttft_ms) FILTER (WHERE ok AND not_warm),
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE ok AND not_warm),
        count(*) FILTER (WHERE ok AND fallback),
        sum(cost_usd) FILTER (WHERE measured),
        count(cost_usd) FILTER (WHERE measured),
        (array_agg(served_by ORDER BY started_at DESC)
             FILTER (WHERE served_by IS NOT NULL AND started_at >= :recent))[1]
-FROM (SELECT *, error_kind IS DISTINCT FROM 'cancelled' AS measured FROM samples
+FROM (SELECT *, error_kind IS DISTINCT FROM 'cancelled' AS measured,
+             cache_state IS DISTINCT FROM 'warm' AS not_warm FROM samples
       WHERE target = ANY(:ids) AND started_at >= :start AND started_at < :end) AS s
 GROUP BY target
 """)
@@ -148,6 +149,7 @@ def _raw(engine: Engine, ids: list[str], index: dict[str, int], start: datetime,
         _S.tps,
         _S.cost_usd,
         fallback,
+        _S.cache_state,
     ).where(_S.started_at >= start, _S.started_at < end, _S.target.in_(ids))
     rows = fetch_rows(engine, query)
     n = len(ids)
@@ -157,10 +159,11 @@ def _raw(engine: Engine, ids: list[str], index: dict[str, int], start: datetime,
     group = np.fromiter((index[t] for t in cols[0]), dtype=np.int64, count=len(rows))
     ok = np.array(cols[1], dtype=bool)
     cancelled_ = np.array(cols[2], dtype=bool)
+    warm = np.array([s == "warm" for s in cols[7]], dtype=bool)
 
     def floats(col) -> np.ndarray:
         values = np.array([np.nan if v is None else v for v in col], dtype=float)
-        values[~ok] = np.nan  # failures never enter a percentile
+        values[~ok | warm] = np.nan  # failures never enter a percentile; a cache probe's warm half has its own
         return values
 
     q_ttft, _ = value_quantiles(floats(cols[3]), group, n, QS)
