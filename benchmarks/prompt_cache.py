@@ -77,7 +77,9 @@ def main() -> None:
     parser.add_argument("--model", default=SIM_MODEL)
     parser.add_argument("--protocol", default="openai-chat")
     parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--tokens", type=int, default=1200, help="prefix length (o200k tokens; OpenAI caches from 1,024)")
+    parser.add_argument(
+        "--tokens", type=int, default=1200, help="prefix length (o200k tokens; OpenAI caches from 1,024)"
+    )
     parser.add_argument("--max-tokens", type=int, default=8)
     args = parser.parse_args()
     print(f"# {platform.processor() or platform.machine()}, python {platform.python_version()}")
