@@ -233,7 +233,9 @@ def _usage(usage: Mapping[str, Any], with_output: bool) -> UsageReport:
     # `input_tokens` excludes cache reads and writes; report the whole prompt, as other protocols do.
     # A response that ran several passes (server-side compaction) lists them in `iterations`, and
     # the top level then holds only the last: the prompt side is the sum of the passes.
-    passes = [p for p in usage.get("iterations") or () if isinstance(p, dict)] or [usage]
+    iterations = usage.get("iterations")
+    passes = [p for p in iterations if isinstance(p, dict)] if isinstance(iterations, list) else []
+    passes = passes or [usage]
     uncached = _sum(passes, "input_tokens")
     read = _sum(passes, "cache_read_input_tokens")
     written = _sum(passes, "cache_creation_input_tokens")

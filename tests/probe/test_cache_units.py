@@ -147,3 +147,12 @@ def test_hit_ratio_threshold_fires_below_and_resolves_with_margin():
     assert min(e.value for e in evs if e.evaluated) == 0.0
     evs = [det.observe(t + 1100 + 60 * i, 1.0) for i in range(12)]
     assert sum(e.resolved for e in evs) == 1 and det.state == "ok"
+
+
+def test_anthropic_usage_survives_odd_iterations():
+    from monitor.protocols.anthropic import _usage
+
+    base = {"input_tokens": 10, "cache_read_input_tokens": 5, "output_tokens": 3}
+    for odd in (7, "x", {"a": 1}, [1, "y"], None):
+        got = _usage({**base, "iterations": odd}, with_output=True)
+        assert (got.input_tokens, got.cache_read_tokens, got.cache_write_tokens) == (15, 5, None)
