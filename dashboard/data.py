@@ -25,9 +25,11 @@ from dashboard.settings import Settings, load_settings
 from monitor.gcpause import gc_paused
 from monitor.routing.rank import RankedRoute
 from monitor.storage.queries import alertviews, compare, health, overview, routes, sampleviews, spend, trends
+from monitor.storage.queries import cache_figures as cache_queries
 from monitor.storage.queries import failures as failure_queries
 from monitor.storage.queries import targets as target_queries
 from monitor.storage.queries.agents import AgentInfo, list_agents
+from monitor.storage.queries.cache_figures import CacheFigures
 
 T = TypeVar("T")
 TargetRef = target_queries.TargetRef
@@ -139,6 +141,12 @@ def model_stats(ids: tuple[str, ...], start: datetime, end: datetime) -> tuple[c
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
 def recorded_costs(ids: tuple[str, ...], start: datetime, end: datetime) -> dict[str, spend.RecordedCost]:
     return guarded(spend.recorded_cost_by_target, engine(), ids, start, end)
+
+
+@st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
+def cache_figures(ids: tuple[str, ...], start: datetime, end: datetime) -> dict[str, CacheFigures]:
+    """What prompt caching is worth per cache-probe target over [start, end) (DESIGN §13)."""
+    return guarded(cache_queries.cache_figures, engine(), ids, end, end - start)
 
 
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)

@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ENV_DASHBOARD_URL = "FIRSTTOKEN_DASHBOARD_DATABASE_URL"
 ENV_DATABASE_URL = "FIRSTTOKEN_DATABASE_URL"
@@ -45,6 +46,8 @@ class Settings:
     targets: Mapping[str, TargetSettings] = field(default_factory=dict)  # target id -> settings
     slos: tuple = ()  # the config's `slos:` (DESIGN §12)
     slo_targets: tuple = ()  # the configured targets as TargetRefs: what the SLOs' `match:` picks from
+    # "provider/model" -> config Price, for what prompt caching saved (cached_input, cache_write)
+    full_prices: Mapping[str, Any] = field(default_factory=dict)
 
 
 def target_settings(target) -> TargetSettings:
@@ -119,7 +122,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     from monitor.storage.queries.targets import TargetRef
 
     refs = tuple(TargetRef(t.id, t.provider, t.model, t.region, t.prompt, t.canonical_model) for t in config.targets)
-    return Settings(url, prices, problem, config.dashboard_url, targets, config.slos, refs)
+    return Settings(url, prices, problem, config.dashboard_url, targets, config.slos, refs, dict(config.prices))
 
 
 def password(env: Mapping[str, str] | None = None) -> str | None:

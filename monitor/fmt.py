@@ -92,9 +92,9 @@ def burn(value: float | None) -> str:
     return DASH if _missing(value) else f"{value:.2f}x"
 
 
-# The unit of each alert metric's values: error_rate is a fraction, tps tokens/s, an SLO alert's
-# burn_rate a multiple of the budget's pace, the rest ms.
-_BY_METRIC = {"error_rate": pct, "tps": tok_s, "burn_rate": burn}
+# The unit of each alert metric's values: error_rate and cache_hit_ratio are fractions, tps tokens/s,
+# an SLO alert's burn_rate a multiple of the budget's pace, the rest ms.
+_BY_METRIC = {"error_rate": pct, "cache_hit_ratio": pct, "tps": tok_s, "burn_rate": burn}
 
 
 def metric(name: str, value: float | None) -> str:

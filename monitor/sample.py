@@ -77,7 +77,15 @@ class Sample:
     tokens_source: str | None = None
     input_tokens: int | None = None
     reasoning_tokens: int | None = None
-    cached_input_tokens: int | None = None
+    cached_input_tokens: int | None = None  # the older name of cache_read_tokens: always the same value
+    # Prompt caching (DESIGN §13): tokens read from / written to the provider's prompt cache as the
+    # response states them (null: it says nothing), and which half of a cache probe's pair this is.
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    cache_state: str | None = None  # cold | warm; null for a probe that is not a cache probe
+    # A warm probe's verdict: it read from the cache (cache_read_tokens > 0), or, where the
+    # response states nothing, its TTFT saving on the round's cold probe is evident. Else null.
+    cache_hit: bool | None = None
     tps: float | None = None
     chunks: int = 0
     itl_p50_ms: float | None = None
@@ -131,6 +139,8 @@ SAMPLE_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Sample
 LATENCY_METRICS: tuple[str, ...] = ("ttft_ms", "ttft_answer_ms", "total_ms")
 SAMPLE_METRICS: tuple[str, ...] = (*LATENCY_METRICS, "tps")
 ALERT_METRICS: tuple[str, ...] = (*SAMPLE_METRICS, "error_rate")
+# Prompt caching (DESIGN §13): the share of a cache probe's warm probes that hit, over a window.
+CACHE_ALERT_METRICS: tuple[str, ...] = ("cache_hit_ratio",)
 CHANGE_METRICS: tuple[str, ...] = ("served_by", "model_version", "system_fingerprint", "answer_fingerprint")
 
 

@@ -23,6 +23,12 @@ FIRSTTOKEN = [sys.executable, "-m", "monitor"]
 BOOT_TIMEOUT_S = 240.0  # a 3 h backfill and Streamlit's start on a busy 2-core machine
 ALL_SIM_SERIES = {
     (p.name, m, r, prompt) for p in PROVIDERS for m in p.models for r in p.regions for prompt in ("short", "rag-4k")
+} | {
+    (p.name, m, r, "rag-cached")
+    for p in PROVIDERS
+    for m in p.models
+    if m in ("gpt-4o-mini", "claude-sonnet-4-5")
+    for r in p.regions
 }
 
 
@@ -119,7 +125,7 @@ def test_demo_backfills_alerts_serves_the_dashboard_probes_live_and_stops_on_ctr
         )
     ]
     in_history = [(rule, fired, resolved) for rule, fired, resolved in done if resolved < demo.started]
-    assert {"error-rate", "ttft-regression"} <= {rule for rule, _, _ in in_history}, done
+    assert {"error-rate", "ttft-regression", "cache-hit-ratio"} <= {rule for rule, _, _ in in_history}, done
     assert "ALERT FIRING" in output and "ALERT RESOLVED" in output
     assert "history ready" in output
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import charts, data, routes_view, ui, urlstate
+from dashboard import cache_view, charts, data, routes_view, ui, urlstate
 from monitor.storage.queries import spend
 
 ui.header(
@@ -53,6 +53,12 @@ st.dataframe(
     hide_index=True,
     width="stretch",
 )
+# Prompt caching (DESIGN §13): the cache-probe targets on this prompt, what their cache is worth.
+cached = ui.load(data.cache_figures, tuple(t.id for t in pool if t.prompt == prompt), now - span, now)
+if cached:
+    st.subheader("Prompt cache")
+    st.dataframe(cache_view.cache_rows(cached, data.settings().full_prices), hide_index=True, width="stretch")
+    st.caption(cache_view.CAPTION)
 # Best route now: the `firsttoken routes` ranking of the last 30 minutes, per canonical model on this prompt.
 ranked = [r for r in ui.load(data.ranked_routes, now) if r.prompt == prompt]
 if ranked:

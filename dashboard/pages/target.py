@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import alert_rows, charts, data, ui, urlstate
+from dashboard import alert_rows, cache_view, charts, data, ui, urlstate
 from monitor import fmt
 
 LATEST = 50
@@ -72,6 +72,12 @@ else:
         )
     else:
         st.caption("No failed probe in this window.")
+
+cached = ui.load(data.cache_figures, (target,), win.start, win.end)
+if cached:  # a cache probe (DESIGN §13): cold and warm apart, and what the cache saves
+    st.subheader("Prompt cache")
+    st.dataframe(cache_view.cache_rows(cached, data.settings().full_prices), hide_index=True, width="stretch")
+    st.caption(cache_view.CAPTION)
 
 st.subheader("Alerts")
 # Every kind of alert on this target or a scope that holds it (a provider-region alert, a route change ...).

@@ -45,7 +45,23 @@ class ProbeMetrics:
             "firsttoken_decode_tokens_per_second", "Decode speed, TTFT excluded", LABELS, TPS_BUCKETS
         )
         self.route = RouteInfo()
-        self.per_target = (self.probes, self.ttft, self.ttft_answer, self.total, self.tps, self.route)
+        # Cache probes (DESIGN §13): the warm half's TTFT apart (firsttoken_ttft_seconds keeps the
+        # cold half, comparable with every other probe), and the warm probes by hit or miss:
+        # hit ratio = rate(firsttoken_cache_probes_total{hit="true"}) / rate(firsttoken_cache_probes_total).
+        self.warm_ttft = SeriesHistogram(
+            "firsttoken_warm_ttft_seconds", "Time to first token of cache probes' warm half", LABELS, TTFT_BUCKETS_S
+        )
+        self.cache_probes = SeriesCounter("firsttoken_cache_probes", "Warm cache probes by hit", (*LABELS, "hit"))
+        self.per_target = (
+            self.probes,
+            self.ttft,
+            self.ttft_answer,
+            self.total,
+            self.tps,
+            self.route,
+            self.warm_ttft,
+            self.cache_probes,
+        )
         self.sched_lag = Histogram(
             "firsttoken_sched_lag_seconds",
             "Probe start lateness against schedule",
@@ -89,6 +105,13 @@ class ProbeMetrics:
             ("provider", "model"),
             registry=r,
         )
+        # Prompt-cache tokens as responses state them, per provider and model like the cost.
+        self.cache_tokens = Counter(
+            "firsttoken_cache_tokens",
+            "Prompt tokens read from (kind=read) or written to (kind=write) the provider's prompt cache",
+            ("provider", "model", "kind"),
+            registry=r,
+        )
 
     def observe(self, sample: Sample) -> None:
         labels = (sample.provider, sample.model, sample.region, sample.prompt, sample.agent)
@@ -101,8 +124,17 @@ class ProbeMetrics:
         self.route.observe(labels, sample)
         if sample.cost_usd:  # failed probes that generated tokens were billed too
             self.cost.labels(sample.provider, sample.model).inc(sample.cost_usd)
+        for kind, count in (("read", sample.cache_read_tokens), ("write", sample.cache_write_tokens)):
+            if count:
+                self.cache_tokens.labels(sample.provider, sample.model, kind).inc(count)
         if not sample.ok:
             return  # failures count in availability, never in latency
+        if sample.cache_state == "warm":
+            if sample.cache_hit is not None:
+                self.cache_probes.inc((*labels, "true" if sample.cache_hit else "false"))
+            if sample.ttft_ms is not None:
+                self.warm_ttft.observe(labels, sample.ttft_ms / 1000)
+            return  # the latency families keep the cold half and every other probe
         if sample.ttft_ms is not None:
             self.ttft.observe(labels, sample.ttft_ms / 1000)
         if sample.ttft_answer_ms is not None:

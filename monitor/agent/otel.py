@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 DURATION_BUCKETS_S = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)
 TOKEN_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864)
 OPT_IN_LATEST = "gen_ai_latest_experimental"
+CACHE_READ = "gen_ai.usage.cache_read.input_tokens"
+CACHE_CREATION = "gen_ai.usage.cache_creation.input_tokens"
 ENDPOINT_VARS = ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 
 
@@ -123,6 +125,8 @@ def attributes(sample: Sample, info: TargetInfo | None) -> dict[str, Any]:
             attrs["server.port"] = info.server_port
     if not sample.ok:
         attrs["error.type"] = sample.error_kind or "_OTHER"
+    if sample.cache_state:  # a cache probe's half (DESIGN §13): cold and warm TTFT split on it
+        attrs["firsttoken.cache_state"] = sample.cache_state
     return attrs
 
 
@@ -162,6 +166,15 @@ class OtelMetrics:
             )
             self.input_c = meter.create_counter(n.input_total, unit="{token}", description="Input tokens used.")
             self.output_c = meter.create_counter(n.output_total, unit="{token}", description="Output tokens used.")
+        # The conventions name prompt-cache usage `gen_ai.usage.cache_read.input_tokens` and
+        # `gen_ai.usage.cache_creation.input_tokens` (span attributes; no metric yet): one histogram
+        # each under those names, recorded when the response states the count.
+        self.cache_read = meter.create_histogram(
+            CACHE_READ, description="Input tokens read from the provider's prompt cache.", **tokens
+        )
+        self.cache_write = meter.create_histogram(
+            CACHE_CREATION, description="Input tokens written to the provider's prompt cache.", **tokens
+        )
         self.targets: dict[str, TargetInfo] = target_info(targets)
 
     def set_targets(self, targets: Iterable[Any]) -> None:
@@ -184,6 +197,10 @@ class OtelMetrics:
         self._tokens(sample, attrs)
 
     def _tokens(self, sample: Sample, attrs: dict[str, Any]) -> None:
+        if sample.cache_read_tokens is not None:
+            self.cache_read.record(sample.cache_read_tokens, attrs)
+        if sample.cache_write_tokens is not None:
+            self.cache_write.record(sample.cache_write_tokens, attrs)
         for kind, count in (("input", sample.input_tokens), ("output", sample.output_tokens)):
             if count is None:
                 continue

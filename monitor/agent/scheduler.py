@@ -63,7 +63,7 @@ class Slot:
     offset_s: float
 
 
-ProbeFn = Callable[[object, float], Awaitable[Sample]]
+ProbeFn = Callable[[object, float], Awaitable[Sample | tuple[Sample, ...]]]
 
 
 class ProbeScheduler:
@@ -223,7 +223,9 @@ class ProbeScheduler:
                 self._global.release()
                 route.gate.release()
             route.observe(took_s, wait_ms)
-            self._sink(replace(sample, queue_wait_ms=round(wait_ms, 3)))
+            # A cache probe's round is a cold/warm pair (monitor.probe.cache_pair): both are sunk.
+            for one in sample if isinstance(sample, tuple) else (sample,):
+                self._sink(replace(one, queue_wait_ms=round(wait_ms, 3)))
         except asyncio.CancelledError:
             # Only shutdown cancels a job (a probe's own deadlines are timeouts).
             # Recorded, and not re-raised: this is the job task's outermost frame

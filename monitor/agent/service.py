@@ -26,7 +26,7 @@ from monitor.agent.reachability import Reachability
 from monitor.agent.scheduler import ProbeScheduler
 from monitor.agent.workers import WorkerProbes, choose_workers
 from monitor.config import Config, ConfigError, load_config
-from monitor.probe.runner import probe_target
+from monitor.probe.cache_pair import probe_round
 from monitor.probe.tokens import warm_up as warm_up_tokenizer
 from monitor.probe.transport.lanes import ClientLanes, warm_up
 from monitor.redact import install_redaction, redact
@@ -111,9 +111,9 @@ class Service:
         self.heap = HeapFreezer(options.dedicated_process)
 
     # ------------------------------------------------------------- probing
-    async def _probe(self, target, sched_lag_ms: float) -> Sample:
+    async def _probe(self, target, sched_lag_ms: float) -> tuple[Sample, ...]:
         async with self.lanes.lane(target.base_url) as client:
-            return await probe_target(
+            return await probe_round(
                 client,
                 target,
                 agent=self.config.agent,

@@ -258,7 +258,7 @@ async def _worker(conn: Connection, spec: WorkerSpec) -> None:
     from monitor.agent.heap import HeapFreezer, round_s
     from monitor.agent.scheduler import ProbeScheduler
     from monitor.config import load_config
-    from monitor.probe.runner import probe_target
+    from monitor.probe.cache_pair import probe_round
     from monitor.probe.tokens import warm_up as warm_up_tokenizer
     from monitor.probe.transport.lanes import ClientLanes, warm_up
     from monitor.redact import install_redaction
@@ -275,10 +275,10 @@ async def _worker(conn: Connection, spec: WorkerSpec) -> None:
     outbox: queue.SimpleQueue = queue.SimpleQueue()
     pending: list[Sample] = []
 
-    async def probe(target, sched_lag_ms: float) -> Sample:
+    async def probe(target, sched_lag_ms: float) -> tuple[Sample, ...]:
         async with lanes.lane(target.base_url) as client:
             price = config.price(target.provider, target.model)  # the reloaded config's, after a reload
-            return await probe_target(
+            return await probe_round(
                 client, target, agent=agent, secrets=config.secrets, sched_lag_ms=sched_lag_ms, price=price
             )
 

@@ -35,6 +35,7 @@ from sqlalchemy import Engine
 from monitor.alerts import checkpoints
 from monitor.alerts.alternatives import alternatives
 from monitor.alerts.detectors.base import Evaluation
+from monitor.alerts.detectors.cache import watches
 from monitor.alerts.detectors.detect import DetectorSettings, SeriesDetector, settings_from_rule
 from monitor.alerts.feed import fetch_new
 from monitor.alerts.grouping import GroupPolicy
@@ -150,6 +151,8 @@ class AlertEngine:
                 series.cursor, series.dirty = point.started_at, True
                 if point.agent in unhealthy:
                     continue  # that vantage point reaches no provider: its failures are its own
+                if not watches(series.settings, point.cache_state):
+                    continue  # the other half of a cache probe's cold/warm pair
                 evs.append(series.detector.observe(point.started_at, point.value(series.settings.metric)))
             if evs:
                 evaluations[name][target] = evs

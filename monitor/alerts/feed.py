@@ -41,6 +41,8 @@ class Point(NamedTuple):
     model_version: str | None = None
     system_fingerprint: str | None = None
     answer_fingerprint: str | None = None
+    cache_state: str | None = None  # cache probes (DESIGN §13): cold | warm
+    cache_hit: bool | None = None
 
     def value(self, metric: str) -> float | str | None:
         """What the detector is fed: for error_rate 1.0 for a success, None for a failure;
@@ -48,6 +50,8 @@ class Point(NamedTuple):
         the probe failed (a failed probe's route is not the route that serves answers)."""
         if metric == "error_rate":
             return 1.0 if self.ok else None
+        if metric == "cache_hit_ratio":  # 1 hit, 0 miss, None: not judged
+            return None if not self.ok or self.cache_hit is None else float(self.cache_hit)
         return getattr(self, metric) if self.ok else None
 
 
@@ -60,6 +64,8 @@ _COLUMNS = [
     _S.error_kind,
     *(_S[m] for m in METRIC_COLUMNS),
     *(_S[m] for m in LABEL_COLUMNS),
+    _S.cache_state,
+    _S.cache_hit,
 ]
 
 

@@ -122,7 +122,9 @@ def notes(config: Config) -> list[str]:
     available = set(registered_protocols())
     for protocol in sorted({p.protocol for p in config.providers.values()} - available):
         out.append(f"note: protocol {protocol!r} is not available in this build; its targets will fail")
-    return out + capacity_notes(config)
+    from monitor.probe.cache_minimum import short_cache_prompts
+
+    return out + capacity_notes(config) + short_cache_prompts(config)
 
 
 def capacity_notes(config: Config) -> list[str]:

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from monitor.errors import UsageError
 from monitor.eventloop import run_async
-from monitor.probe.runner import probe_target
+from monitor.probe.cache_pair import probe_round
 from monitor.probe.tokens import warm_up
 from monitor.probe.transport.lanes import ClientLanes
 from monitor.probe.transport.lanes import warm_up as warm_up_network
@@ -34,8 +34,9 @@ async def probe_many(
         async def one(target) -> None:
             async with gate, lanes.lane(target.base_url) as client:
                 price = prices(target.provider, target.model) if prices else None
-                sample = await probe_target(client, target, agent=agent, secrets=secrets, price=price)
-            on_sample(sample)
+                round_samples = await probe_round(client, target, agent=agent, secrets=secrets, price=price)
+            for sample in round_samples:  # a cache probe's cold/warm pair: both printed
+                on_sample(sample)
 
         for _ in range(repeat):
             await asyncio.gather(*(one(t) for t in targets))
@@ -107,6 +108,7 @@ COLUMNS = (
     ("tokens", 9),
     ("tps", 7),
     ("http", 4),
+    ("cached", 8),  # cache_read_tokens; a cache probe's target says cold or warm (DESIGN §13)
 )
 
 
@@ -125,7 +127,7 @@ class TablePrinter:
             else f"{sample.output_tokens}{'~' if sample.tokens_source == 'estimate' else ''}"
         )
         cells = (
-            sample.target,
+            sample.target if sample.cache_state is None else f"{sample.target} {sample.cache_state}",
             outcome_label(sample),
             _num(sample.ttfb_ms),
             _num(sample.ttft_ms),
@@ -134,6 +136,7 @@ class TablePrinter:
             tokens,
             _num(sample.tps),
             "" if sample.http_status is None else str(sample.http_status),
+            "" if sample.cache_read_tokens is None else str(sample.cache_read_tokens),
         )
         line = "  ".join(str(cell).ljust(width) for cell, (_, width) in zip(cells, COLUMNS, strict=True))
         self.out.write(line.rstrip() + "\n")

@@ -234,6 +234,9 @@ class Prompt:
     synthetic: Synthetic | None = None
     expect: Expect | None = None
     reasoning: Reasoning | None = None
+    # A cache probe (DESIGN §13): the messages are a stable prefix, probed each round as a
+    # cold/warm pair (monitor.probe.cache_pair); check-config warns when it is too short to cache.
+    cache: Bool = False
 
     def _finish(self, ctx: LoadContext | None) -> list[dict]:
         """Compose the messages sent (system, then the turns, the file or the synthetic question)."""

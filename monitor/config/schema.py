@@ -53,11 +53,12 @@ from monitor.config.notifiers import NotifierItem
 from monitor.config.prompts import Prompt, Reasoning
 from monitor.config.selectors import SCOPE_LABELS, Scope, scope_matches
 from monitor.config.slos import Slo
-from monitor.sample import ALERT_METRICS, CHANGE_METRICS, LATENCY_METRICS
+from monitor.sample import ALERT_METRICS, CACHE_ALERT_METRICS, CHANGE_METRICS, LATENCY_METRICS
 from monitor.units import DAY_S, HOUR_S, MINUTE_S, format_duration, parse_duration, parse_percent
 
 MINUTE, HOUR, DAY = MINUTE_S, HOUR_S, DAY_S
-METRICS = ALERT_METRICS
+METRICS = (*ALERT_METRICS, *CACHE_ALERT_METRICS)
+RATE_METRICS = ("error_rate", "cache_hit_ratio")  # fractions over a window, not percentiles
 MAX_LATENCY_MS = 24 * HOUR * 1000
 DEFAULT_DATABASE_URL = "sqlite:///firsttoken.db"
 
@@ -247,6 +248,10 @@ class AlertRule:
     repeat_interval_s: seconds(30 * DAY) = alias("repeat_interval", 4 * HOUR)
     match: Scope = field(default_factory=empty, hash=False)
     baseline_window_s: seconds(90 * DAY) | None = alias("baseline_window", None)  # regression only
+    # Cache probes (DESIGN §13): which half of the cold/warm pair a latency rule watches. Unset, a
+    # latency or tps rule watches the cold probes of a cache target (comparable with its other
+    # probes), error_rate every probe, and cache_hit_ratio the warm ones.
+    cache_state: Literal["cold", "warm"] | None = None
 
     @property
     def pending_evaluations(self) -> int:
@@ -262,7 +267,7 @@ class AlertRule:
         metric = info.data.get("metric")
         if value is None:
             return None
-        if metric == "error_rate":
+        if metric in RATE_METRICS:
             return _fraction(value)
         if metric in LATENCY_METRICS and isinstance(value, str):
             try:
@@ -290,14 +295,18 @@ class AlertRule:
             why = f"{'is not for' if rule_kind == 'change' else 'needs'} kind: change" if metric in other else ""
             start = f"{metric} {why}" if why else f"unknown metric {{got}}{did_you_mean(metric, wanted)}"
             errors.append(problem(("metric",), f"{start}; expected one of {', '.join(wanted)}", metric))
+        if metric in CACHE_ALERT_METRICS and rule_kind != "threshold":
+            errors.append(problem(("kind",), f"{metric} takes kind: threshold (e.g. below: 50%)"))
+        if metric in CACHE_ALERT_METRICS and data.get("cache_state") not in (None, "warm"):
+            errors.append(problem(("cache_state",), f"{metric} is a share of warm probes: warm or unset"))
         if rule_kind == "regression":
             data = {"min_change": 0.5, "baseline_window": DAY, **data}
         elif rule_kind == "threshold":
             if len([k for k in ("above", "below") if data.get(k) is not None]) != 1:
                 errors.append(problem((), "a threshold needs exactly one of above or below"))
-            if metric == "error_rate" and data.get("percentile") is not None:
-                errors.append(problem(("percentile",), "not for error_rate (it is a rate over the window)"))
-            elif metric != "error_rate":
+            if metric in RATE_METRICS and data.get("percentile") is not None:
+                errors.append(problem(("percentile",), f"not for {metric} (it is a rate over the window)"))
+            elif metric not in RATE_METRICS:
                 data.setdefault("percentile", 50.0)
         return data, errors
 
@@ -354,16 +363,25 @@ class Price:
     input: Usd  # USD per million input tokens
     output: Usd  # USD per million output tokens (reasoning tokens are output)
     cached_input: Usd | None = None  # USD per million input tokens read from the provider's prompt cache
+    cache_write: Usd | None = None  # USD per million input tokens written to it (Anthropic, Bedrock bill them apart)
 
     def cost_usd(
-        self, input_tokens: int | None, output_tokens: int | None, cached_input_tokens: int | None = None
+        self,
+        input_tokens: int | None,
+        output_tokens: int | None,
+        cached_input_tokens: int | None = None,
+        cache_write_tokens: int | None = None,
     ) -> float:
-        """`input_tokens` counts every prompt token, the cached ones included (as every protocol
-        reports it); those `cached_input_tokens` cost `cached_input` when it is priced."""
+        """`input_tokens` counts every prompt token, the cached and written ones included (as every
+        protocol reports it); the `cached_input_tokens` read from the cache cost `cached_input` and
+        the `cache_write_tokens` cost `cache_write` where those are priced, else `input`."""
         total_in = input_tokens or 0
         cached = min(cached_input_tokens or 0, total_in)
+        written = min(cache_write_tokens or 0, total_in - cached)
         cached_price = self.input if self.cached_input is None else self.cached_input
-        return ((total_in - cached) * self.input + cached * cached_price + (output_tokens or 0) * self.output) / 1e6
+        write_price = self.input if self.cache_write is None else self.cache_write
+        input_usd = (total_in - cached - written) * self.input + cached * cached_price + written * write_price
+        return (input_usd + (output_tokens or 0) * self.output) / 1e6
 
 
 @spec

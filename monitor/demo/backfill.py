@@ -2,7 +2,7 @@
 
 Each target is probed on its own grid (the scheduler's stable phase, so
 history and live samples interleave the same way), in time order across all
-targets. Probes go through `probe_target` with a `VirtualClock` and the
+targets. Probes go through `probe_round` with a `VirtualClock` and the
 `VirtualTransport`; samples go through `SampleWriter`; after each step of
 simulated time the alert engine evaluates with `now` at that step, exactly as
 the live leader job would have, so alerts fire and resolve in the past and
@@ -36,7 +36,7 @@ from monitor.agent.scheduler import next_grid_time_s, phase_offset_s
 from monitor.childproc import die_with_parent
 from monitor.demo.incidents import DemoSource, Incident
 from monitor.demo.virtual_time import VirtualClock, VirtualTransport
-from monitor.probe.runner import probe_target
+from monitor.probe.cache_pair import is_cache_probe, probe_round
 from monitor.sample import Sample
 from monitor.simulator.catalogue import BehaviourSource
 
@@ -93,8 +93,9 @@ async def probe_span(
         for t_s, i in probe_times(targets, start_s, end_s, interval_s):
             clock.set_s(t_s)
             price = prices[i] if prices else None
-            sample = await probe_target(client, targets[i], agent=agent, sched_lag_ms=0.0, clock=clock, price=price)
-            out.append((t_s, sample))
+            pair = await probe_round(client, targets[i], agent=agent, sched_lag_ms=0.0, clock=clock, price=price)
+            # A cache probe's round is a cold/warm pair: the warm one starts when the cold one ended.
+            out.extend((t_s if k == 0 else sample.started_at.timestamp(), sample) for k, sample in enumerate(pair))
     return out
 
 
@@ -281,7 +282,7 @@ async def backfill(
     result = BackfillResult()
     next_eval_s = start_s + step_s
     targets, source, prices = job.load()
-    total = sum(1 for _ in probe_times(targets, start_s, end_s, job.interval_s))
+    total = sum(1 + is_cache_probe(targets[i]) for _, i in probe_times(targets, start_s, end_s, job.interval_s))
 
     def evaluate_until(t_s: float) -> None:
         nonlocal next_eval_s
@@ -292,7 +293,19 @@ async def backfill(
                 result.evaluations += 1
             next_eval_s += step_s
 
+    held: list[tuple[float, int, Sample]] = []  # warm halves, until the planned times pass them
+    order = itertools.count()
+
     def take(t_s: float, sample: Sample) -> None:
+        """In time order: a cache probe's warm half starts seconds after its planned round, so
+        it waits here until the probes planned before it are in."""
+        heapq.heappush(held, (t_s, next(order), sample))
+        if sample.cache_state == "warm":
+            return  # its time is its start, not a planned time: it says nothing of what is still to come
+        while held and held[0][0] <= t_s:
+            _take(*heapq.heappop(held)[::2])
+
+    def _take(t_s: float, sample: Sample) -> None:
         evaluate_until(t_s)
         submit(sample)
         result.probes += 1
@@ -314,6 +327,8 @@ async def backfill(
                 take(t_s, sample)
     else:
         await _in_pool(pool, job, blocks, take)
+    while held:
+        _take(*heapq.heappop(held)[::2])
     evaluate_until(end_s)
     flush()
     return result

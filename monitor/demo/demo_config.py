@@ -19,6 +19,10 @@ from monitor.demo.cast import GATEWAY_PIN, LONG_PROMPT_TOKENS, PROVIDERS, SHORT_
 from monitor.simulator.wire import base_path
 
 LONG_PROMPT_FILE = "prompts/rag-4k.txt"
+# Cache probes (DESIGN §13): one automatic cache (OpenAI's) and one marked (Anthropic's); the
+# ~4,000-token passages are over both models' minimum (Haiku 4.5 caches from 4,096 only).
+CACHE_PROVIDERS = ("sim-openai", "sim-anthropic")
+CACHE_MODELS = ("gpt-4o-mini", "claude-sonnet-4-5")
 DEMO_AGENT = "demo"
 SIM_API_KEY = "sk-demo-not-a-real-key"
 
@@ -104,6 +108,10 @@ def config_text(
         f"  rag-4k:                 # ~{LONG_PROMPT_TOKENS} tokens of passages: prefill makes TTFT grow",
         f"    file: {LONG_PROMPT_FILE}",
         "    max_tokens: 96",
+        "  rag-cached:              # the same passages as a cache probe: a cold and a warm request a round",
+        f"    file: {LONG_PROMPT_FILE}",
+        "    max_tokens: 96",
+        "    cache: true",
         "",
         "providers:",
     ]
@@ -133,6 +141,9 @@ def config_text(
         "checks:",
         f"  - providers: [{', '.join(p.name for p in PROVIDERS)}]",
         "    prompts: [short, rag-4k]",
+        f"  - providers: [{', '.join(CACHE_PROVIDERS)}]",
+        f"    models: [{', '.join(CACHE_MODELS)}]   # models whose caching minimum the passages pass",
+        "    prompts: [rag-cached]",
     ]
     if real:
         lines += [
@@ -161,6 +172,13 @@ def config_text(
         "  - name: build-changed            # a new model build (system_fingerprint) is answering",
         "    metric: system_fingerprint",
         "    kind: change",
+        "    severity: ticket",
+        "  - name: cache-hit-ratio          # a prompt cache that stopped hitting (cache probes' warm half)",
+        "    metric: cache_hit_ratio",
+        "    kind: threshold",
+        "    below: 50%",
+        "    window: 30m",
+        "    min_samples: 4",
         "    severity: ticket",
         "  - name: ttft-p90-slo",
         "    metric: ttft_ms",

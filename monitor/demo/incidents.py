@@ -47,6 +47,7 @@ class Incident:
     # A gateway's route during the incident: the upstream it falls back to, the build it serves.
     served_by: str | None = None
     fingerprint: str | None = None
+    cache_broken: bool = False  # the provider's prompt cache stops hitting (DESIGN §13)
 
     def applies(self, provider: str | None, model: str, region: str | None, now_s: float) -> bool:
         return (
@@ -70,12 +71,20 @@ def place(epoch_s: float, history_s: float, at_frac: float, duration_s: float, m
 
 
 def schedule(epoch_s: float, history_s: float) -> tuple[Incident, ...]:
-    """The demo's incidents: four in the history, three live."""
+    """The demo's incidents: five in the history, three live."""
     slow_start, slow_end = place(epoch_s, history_s, 0.25, 6 * HOUR_S, 0.2)
     rebuilt = place(epoch_s, history_s, 0.55, 2 * HOUR_S, 0.15)
     degraded = place(epoch_s, history_s, 0.70, 90 * MINUTE_S, 0.15)
     limited = place(epoch_s, history_s, 0.45, 45 * MINUTE_S, 0.2)
+    cache_lost = place(epoch_s, history_s, 0.10, HOUR_S, 0.15)
     return (
+        Incident(
+            "sim-openai prompt cache stops hitting",
+            "sim-openai's prompt cache stops hitting for an hour: every warm cache probe is as slow as a cold one",
+            "sim-openai",
+            *cache_lost,
+            cache_broken=True,
+        ),
         Incident(
             "gpt-4o slow regression",
             "a deploy makes sim-openai gpt-4o's first token creep up to 2.2x, then it is rolled back",
@@ -173,7 +182,7 @@ class DemoSource:
             return base
         ttft = diurnal_factor(now_s, self.diurnal_amplitude)
         itl, ok_share, limited_share = 1.0, 1.0, 0.0
-        route = {}
+        route: dict = {}
         for incident in self.incidents:
             if not incident.applies(provider, model, region_hint, now_s):
                 continue
@@ -182,6 +191,8 @@ class DemoSource:
                 route["served_by"] = incident.served_by
             if incident.fingerprint:
                 route["fingerprint"] = incident.fingerprint
+            if incident.cache_broken:
+                route["prompt_cache"] = False
             ttft *= 1 + (incident.ttft_factor - 1) * s
             itl *= 1 + (incident.itl_factor - 1) * s
             ok_share *= 1 - incident.error_rate * s

@@ -25,6 +25,7 @@ import httpx
 
 from monitor.probe.transport.trace import CURRENT_TRACE, ConnectionTrace
 from monitor.simulator.catalogue import BehaviourSource
+from monitor.simulator.prefix_cache import PrefixCache
 from monitor.simulator.request import Request
 from monitor.simulator.timeline import Timeline, respond
 
@@ -69,6 +70,7 @@ class VirtualTransport(httpx.AsyncBaseTransport):
         self.source = source
         self.clock = clock
         self.rng = random.Random(seed)
+        self.prefix_cache = PrefixCache()  # in simulated time, like everything the backfill plays
         self._ids = itertools.count(1)
         self.last: Timeline | None = None
 
@@ -88,7 +90,14 @@ class VirtualTransport(httpx.AsyncBaseTransport):
             arrival_ns=arrival_ns,
             keep_alive=True,
         )
-        timeline = respond(sim_request, self.source, self.rng, now_s=arrival_ns / NS_PER_S, request_id=request_id)
+        timeline = respond(
+            sim_request,
+            self.source,
+            self.rng,
+            now_s=arrival_ns / NS_PER_S,
+            request_id=request_id,
+            prefix_cache=self.prefix_cache,
+        )
         self.last = timeline
         trace = request.extensions.get("trace") or CURRENT_TRACE.get()
         headers_ns = arrival_ns + timeline.headers_ns

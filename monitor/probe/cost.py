@@ -10,7 +10,8 @@ interval, each probe paying for
   counts as its budget in monitor.protocols.features.EFFORT_BUDGET_TOKENS).
 A target pinned to several `agents:` is probed by each; one open to every agent
 is counted once (the projection cannot know how many agents will run).
-Targets without a `prices:` entry are listed apart, never counted as free.
+Targets without a `prices:` entry are listed apart, never counted as free. A cache probe
+(`cache: true`) is two requests a round, both counted uncached.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def project_monthly(config) -> Projection:
             unpriced.append(target.id)
             continue
         probes = MONTH_S / target.interval_s * max(1, len(target.agents))
+        if target.prompt_spec.cache:  # a cache probe sends a cold and a warm request each round
+            probes *= 2
         prompt = target.prompt_spec
         tokens_in = prompt_tokens(prompt) + (NONCE_TOKENS if target.cache_bust else 0)
         tokens_out = prompt.max_tokens + _reasoning_tokens(target.reasoning)

@@ -37,7 +37,9 @@ def judge(sample: Sample, answer: Callable[[], Answer], rules: AnswerRules) -> t
     """(fields to set on the sample, the failed check or None). `answer` is called only when needed."""
     fields: dict[str, Any] = {}
     if rules.price is not None and (sample.input_tokens is not None or sample.output_tokens):
-        fields["cost_usd"] = rules.price.cost_usd(sample.input_tokens, sample.output_tokens, sample.cached_input_tokens)
+        fields["cost_usd"] = rules.price.cost_usd(
+            sample.input_tokens, sample.output_tokens, sample.cache_read_tokens, sample.cache_write_tokens
+        )
     if not sample.ok or not rules.needs_answer:
         return fields, None
     got = answer()

@@ -72,7 +72,9 @@ class StreamMetrics:
     tokens_source: str | None
     input_tokens: int | None
     reasoning_tokens: int | None
-    cached_input_tokens: int | None
+    cached_input_tokens: int | None  # the older name of cache_read_tokens, kept for its readers
+    cache_read_tokens: int | None
+    cache_write_tokens: int | None
     tps: float | None
     chunks: int
     itl_p50_ms: float | None
@@ -204,7 +206,9 @@ class StreamMeasurement:
             tokens_source=str(source),
             input_tokens=usage.input_tokens,
             reasoning_tokens=usage.reasoning_tokens,
-            cached_input_tokens=usage.cached_input_tokens,
+            cached_input_tokens=usage.cache_read_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
             tps=decode_tps(output_tokens, self.first_token_ns, self.last_token_ns),
             chunks=self.chunks,
             itl_p50_ms=statistics.median(self._gaps_ns) / NS_PER_MS if self._gaps_ns else None,
@@ -247,7 +251,6 @@ def _merge_usage(old: UsageReport, new: UsageReport) -> UsageReport:
         output_tokens=new.output_tokens if new.output_tokens is not None else old.output_tokens,
         input_tokens=new.input_tokens if new.input_tokens is not None else old.input_tokens,
         reasoning_tokens=new.reasoning_tokens if new.reasoning_tokens is not None else old.reasoning_tokens,
-        cached_input_tokens=(
-            new.cached_input_tokens if new.cached_input_tokens is not None else old.cached_input_tokens
-        ),
+        cache_read_tokens=new.cache_read_tokens if new.cache_read_tokens is not None else old.cache_read_tokens,
+        cache_write_tokens=new.cache_write_tokens if new.cache_write_tokens is not None else old.cache_write_tokens,
     )

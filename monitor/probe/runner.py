@@ -48,13 +48,29 @@ def with_nonce(messages: tuple[Message, ...], nonce: str) -> tuple[Message, ...]
     return (replace(first, content=f"[{nonce}] {first.content}"), *messages[1:])
 
 
-def probe_request(target, nonce: str | None = None) -> ProbeRequest:
-    """The protocol-neutral request for a config Target."""
+def with_cache_tail(messages: tuple[Message, ...], nonce: str) -> tuple[Message, ...]:
+    """A cache probe's request: everything sent so far is the stable prefix (marked for the
+    protocols that need a marker), and a fresh nonce follows it, so no two requests are the
+    same whole (a gateway's response cache cannot answer) while the prefix can be reused."""
+    if not messages:
+        return messages
+    last = messages[-1]
+    tail = replace(last, content=f"{last.content}\n\n[{nonce}]", cache_prefix_chars=len(last.content))
+    return (*messages[:-1], tail)
+
+
+def probe_request(target, nonce: str | None = None, cache_nonce: str | None = None) -> ProbeRequest:
+    """The protocol-neutral request for a config Target.
+
+    `cache_nonce`: a cache probe's round nonce (monitor.probe.cache_pair), put first so the round's
+    prefix is new to the provider's cache (the cold probe) and then the same (the warm one)."""
     prompt = target.prompt_spec
     messages = tuple(prompt.messages)
     if prompt.synthetic is not None:
         messages = synthetic_messages(messages, prompt.synthetic.tokens, prompt.synthetic.seed)
-    if target.cache_bust:
+    if cache_nonce is not None:
+        messages = with_cache_tail(with_nonce(messages, cache_nonce), nonce or _random.token_hex(4))
+    elif target.cache_bust:
         messages = with_nonce(messages, nonce or _random.token_hex(4))
     fmt, reasoning = prompt.response_format, target.reasoning
     return ProbeRequest(
@@ -84,8 +100,13 @@ async def probe_target(
     sched_lag_ms: float | None = None,
     clock: Clock = SYSTEM_CLOCK,
     price=None,
+    cache_state: str | None = None,
+    cache_nonce: str | None = None,
 ) -> Sample:
-    """Probe one config Target (see monitor.config.Target); `price` (a config Price) gives cost_usd."""
+    """Probe one config Target (see monitor.config.Target); `price` (a config Price) gives cost_usd.
+
+    A cache probe's half (`cache_state` cold or warm, with the round's `cache_nonce`) is one
+    request like any other; monitor.probe.cache_pair sends the pair."""
     secret_values = (*secrets, *((target.api_key,) if target.api_key else ()))
     base = Sample(
         target=target.id,
@@ -97,10 +118,11 @@ async def probe_target(
         ok=False,
         agent=agent,
         sched_lag_ms=sched_lag_ms,
+        cache_state=cache_state,
     )
     try:
         protocol = get_protocol(target.protocol)
-        http_request = protocol.build_request(probe_request(target))
+        http_request = protocol.build_request(probe_request(target, cache_nonce=cache_nonce))
     except Exception as exc:  # e.g. no AWS credentials in the chain
         return _failed(
             base,

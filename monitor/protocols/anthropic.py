@@ -32,6 +32,7 @@ from monitor.protocols.base import (
     Event,
     Finished,
     HttpRequest,
+    Message,
     ProbeRequest,
     ResponseInfo,
     StreamFailure,
@@ -66,7 +67,7 @@ class Anthropic(WireProtocol):
         body: dict[str, Any] = {
             "model": req.model,
             "max_tokens": req.max_tokens,
-            "messages": [{"role": m.role, "content": m.content} for m in req.messages if m.role != "system"],
+            "messages": [{"role": m.role, "content": _content(m)} for m in req.messages if m.role != "system"],
             "stream": True,
         }
         if system:
@@ -106,6 +107,19 @@ class Anthropic(WireProtocol):
         if isinstance(error, dict) and error.get("message"):
             return f"HTTP {status}: {_error_text(error)}"
         return error_message_from_body(status, body)
+
+
+def _content(message: Message) -> str | list[dict[str, Any]]:
+    split = message.cache_split()
+    if split is None:
+        return message.content
+    # Anthropic caches only what a breakpoint marks: everything up to and including this block
+    # (the system prompt too), for 5 minutes by default, when it is long enough for the model.
+    prefix, rest = split
+    return [
+        {"type": "text", "text": prefix, "cache_control": {"type": "ephemeral"}},
+        {"type": "text", "text": rest},
+    ]
 
 
 _TOOL_CHOICE = {"auto": {"type": "auto"}, "none": {"type": "none"}, "required": {"type": "any"}}
@@ -216,15 +230,27 @@ def _emit_tool(out: list[Event], index: int, name: Any, arguments: Any) -> None:
 
 
 def _usage(usage: Mapping[str, Any], with_output: bool) -> UsageReport:
-    uncached = as_int(usage.get("input_tokens"))
-    read = as_int(usage.get("cache_read_input_tokens"))
-    written = as_int(usage.get("cache_creation_input_tokens"))
+    # `input_tokens` excludes cache reads and writes; report the whole prompt, as other protocols do.
+    # A response that ran several passes (server-side compaction) lists them in `iterations`, and
+    # the top level then holds only the last: the prompt side is the sum of the passes.
+    iterations = usage.get("iterations")
+    passes = [p for p in iterations if isinstance(p, dict)] if isinstance(iterations, list) else []
+    passes = passes or [usage]
+    uncached = _sum(passes, "input_tokens")
+    read = _sum(passes, "cache_read_input_tokens")
+    written = _sum(passes, "cache_creation_input_tokens")
     total_input = None if uncached is None else uncached + (read or 0) + (written or 0)
     return UsageReport(
         output_tokens=as_int(usage.get("output_tokens")) if with_output else None,
         input_tokens=total_input,
-        cached_input_tokens=read,
+        cache_read_tokens=read,
+        cache_write_tokens=written,
     )
+
+
+def _sum(passes: list[Mapping[str, Any]], key: str) -> int | None:
+    values = [v for v in (as_int(p.get(key)) for p in passes) if v is not None]
+    return sum(values) if values else None
 
 
 def _error_text(error: Mapping[str, Any]) -> str:

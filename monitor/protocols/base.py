@@ -70,7 +70,13 @@ class UsageReport:
     output_tokens: int | None = None
     input_tokens: int | None = None
     reasoning_tokens: int | None = None
-    cached_input_tokens: int | None = None
+    # Prompt-cache use as the response states it (DESIGN §13); `input_tokens` counts them too.
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+
+    @property
+    def cached_input_tokens(self) -> int | None:  # the older name of cache_read_tokens
+        return self.cache_read_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +118,16 @@ class ProtocolViolation(Exception):
 class Message:
     role: str
     content: str
+    # A cache probe's (DESIGN §13) stable prefix ends this many characters into `content`:
+    # protocols that need a marker (Anthropic `cache_control`, Bedrock `cachePoint`) split the
+    # content there; the others send it whole and the provider finds the prefix itself. 0: none.
+    cache_prefix_chars: int = 0
+
+    def cache_split(self) -> tuple[str, str] | None:
+        """(stable prefix, the rest) where this message ends a cache prefix, else None."""
+        if not 0 < self.cache_prefix_chars < len(self.content):
+            return None
+        return self.content[: self.cache_prefix_chars], self.content[self.cache_prefix_chars :]
 
 
 @dataclass(frozen=True, slots=True)

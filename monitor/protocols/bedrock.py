@@ -39,6 +39,7 @@ from monitor.protocols.base import (
     Event,
     Finished,
     HttpRequest,
+    Message,
     ProbeRequest,
     ProtocolViolation,
     ResponseInfo,
@@ -110,7 +111,7 @@ class BedrockConverse(WireProtocol):
 def _body(req: ProbeRequest) -> dict[str, Any]:
     body: dict[str, Any] = {
         "messages": [
-            {"role": "assistant" if m.role == "assistant" else "user", "content": [{"text": m.content}]}
+            {"role": "assistant" if m.role == "assistant" else "user", "content": _content(m)}
             for m in req.messages
             if m.role != "system"
         ],
@@ -289,6 +290,15 @@ class ConverseStreamParser(StreamParser):
         return loads_json(text, "event stream payload") if text else {}
 
 
+def _content(message: Message) -> list[dict[str, Any]]:
+    split = message.cache_split()
+    if split is None:
+        return [{"text": message.content}]
+    # Converse caches the blocks before a `cachePoint` (Claude and Nova models that support it).
+    prefix, rest = split
+    return [{"text": prefix}, {"cachePoint": {"type": "default"}}, {"text": rest}]
+
+
 def _emit(out: list[Event], kind: TokenKind, text: Any) -> None:
     if isinstance(text, str) and text:
         out.append(TokenDelta(kind, text))
@@ -308,5 +318,8 @@ def _usage(usage: Mapping[str, Any]) -> UsageReport:
     # inputTokens excludes cache reads and writes; report the whole prompt, as other protocols do.
     total_input = None if uncached is None else uncached + (read or 0) + (written or 0)
     return UsageReport(
-        output_tokens=as_int(usage.get("outputTokens")), input_tokens=total_input, cached_input_tokens=read
+        output_tokens=as_int(usage.get("outputTokens")),
+        input_tokens=total_input,
+        cache_read_tokens=read,
+        cache_write_tokens=written,
     )

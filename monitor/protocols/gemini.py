@@ -266,7 +266,8 @@ def _usage(usage: Mapping[str, Any]) -> UsageReport:
         output_tokens=output,
         input_tokens=as_int(usage.get("promptTokenCount")),
         reasoning_tokens=thoughts,
-        cached_input_tokens=as_int(usage.get("cachedContentTokenCount")),
+        # Part of promptTokenCount already; Gemini states no cache writes (implicit caching bills none).
+        cache_read_tokens=as_int(usage.get("cachedContentTokenCount")),
     )
 
 

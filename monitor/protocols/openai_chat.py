@@ -150,11 +150,7 @@ class ChatCompletionsParser(SSEStreamParser):
             llamacpp = timing.get("llamacpp") or {}
             if not isinstance(usage, dict) and as_int(llamacpp.get("predicted_n")) is not None:
                 # llama.cpp counts its own generated tokens even without usage.
-                out.append(
-                    UsageReport(
-                        output_tokens=as_int(llamacpp["predicted_n"]), input_tokens=as_int(llamacpp.get("prompt_n"))
-                    )
-                )
+                out.append(llamacpp_usage(llamacpp))
         error = chunk.get("error")
         if error:
             out.append(StreamFailure(_error_kind(error), _error_text(error)))
@@ -230,16 +226,31 @@ def _nonempty(value: Any) -> str | None:
 
 
 def usage_report(usage: Mapping[str, Any]) -> UsageReport:
+    # `prompt_tokens` already counts the cached tokens (OpenAI, vLLM, OpenRouter, DeepSeek alike).
     completion = usage.get("completion_tokens_details") or {}
     prompt = usage.get("prompt_tokens_details") or {}
-    cached = as_int(prompt.get("cached_tokens")) if isinstance(prompt, dict) else None
+    prompt = prompt if isinstance(prompt, dict) else {}
+    cached = as_int(prompt.get("cached_tokens"))
     if cached is None:
         cached = as_int(usage.get("prompt_cache_hit_tokens"))  # DeepSeek
     return UsageReport(
         output_tokens=as_int(usage.get("completion_tokens")),
         input_tokens=as_int(usage.get("prompt_tokens")),
         reasoning_tokens=as_int(completion.get("reasoning_tokens")) if isinstance(completion, dict) else None,
-        cached_input_tokens=cached,
+        cache_read_tokens=cached,
+        # OpenAI states no cache writes; OpenRouter does when the upstream (Anthropic, Gemini) bills them.
+        cache_write_tokens=as_int(prompt.get("cache_write_tokens")),
+    )
+
+
+def llamacpp_usage(timings: Mapping[str, Any]) -> UsageReport:
+    """llama.cpp's `timings`: `prompt_n` tokens were evaluated and `cache_n` reused from its
+    prompt cache (the KV cache of the slot); the prompt is both."""
+    evaluated, reused = as_int(timings.get("prompt_n")), as_int(timings.get("cache_n"))
+    return UsageReport(
+        output_tokens=as_int(timings.get("predicted_n")),
+        input_tokens=None if evaluated is None else evaluated + (reused or 0),
+        cache_read_tokens=reused,
     )
 
 

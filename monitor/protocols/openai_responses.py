@@ -168,7 +168,7 @@ def usage_report(usage: Mapping[str, Any]) -> UsageReport:
         output_tokens=as_int(usage.get("output_tokens")),
         input_tokens=as_int(usage.get("input_tokens")),
         reasoning_tokens=as_int(out_details.get("reasoning_tokens")) if isinstance(out_details, dict) else None,
-        cached_input_tokens=as_int(in_details.get("cached_tokens")) if isinstance(in_details, dict) else None,
+        cache_read_tokens=as_int(in_details.get("cached_tokens")) if isinstance(in_details, dict) else None,
     )
 
 

@@ -36,6 +36,24 @@ def route_object(route: RankedRoute) -> dict[str, Any]:
         "above_floor": route.eligible,
         "fallbacks": s.fallbacks,
         "cost_per_1k_probes_usd": _r(s.cost_per_1k_probes_usd, 4),
+        **_cache(s),
+    }
+
+
+def _cache(s: RouteStats) -> dict[str, Any]:
+    """A route with cache probes (DESIGN §13): what its cache is worth; nothing for the others."""
+    if s.cold_ttft_p50_ms is None and s.warm_ttft_p50_ms is None:
+        return {}
+    saving = (
+        None if s.cold_ttft_p50_ms is None or s.warm_ttft_p50_ms is None else s.cold_ttft_p50_ms - s.warm_ttft_p50_ms
+    )
+    return {
+        "cache": {
+            "cold_ttft_ms": {"p50": _r(s.cold_ttft_p50_ms)},
+            "warm_ttft_ms": {"p50": _r(s.warm_ttft_p50_ms)},
+            "saving_ms": _r(saving),
+            "hit_ratio": None if s.cache_hit_ratio is None else round(s.cache_hit_ratio, 4),
+        }
     }
 
 

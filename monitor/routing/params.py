@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from monitor.units import DURATION_HINT, parse_duration
 
-BY = ("ttft", "tps", "cost")
+BY = ("ttft", "tps", "cost", "warm_ttft")  # warm_ttft: cache probes' warm p50 (DESIGN §13)
 
 
 class RouteParamError(ValueError):

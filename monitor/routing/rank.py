@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-BY = ("ttft", "tps", "cost")
+BY = ("ttft", "tps", "cost", "warm_ttft")
 DEFAULT_MIN_AVAILABILITY = 0.99
 
 
@@ -39,6 +39,10 @@ class RouteStats:
     cost_samples: int = 0  # samples with a known cost
     # OpenRouter endpoint shape (GET /routes): availability over fixed recent windows.
     uptime: dict[str, float | None] = field(default_factory=dict)
+    # Cache probes (DESIGN §13; None for a route without them): each half's TTFT p50 and the hit ratio.
+    cold_ttft_p50_ms: float | None = None
+    warm_ttft_p50_ms: float | None = None
+    cache_hit_ratio: float | None = None
 
     @property
     def availability(self) -> float | None:
@@ -69,7 +73,10 @@ def _key(stats: RouteStats, by: str) -> tuple[int, float]:
     if by == "tps":
         value = stats.tps_p50
         return (0, -value) if value is not None else (1, 0.0)
-    value = stats.cost_per_1k_probes_usd if by == "cost" else stats.ttft_p50_ms
+    if by == "warm_ttft":  # routes without cache probes go last
+        value = stats.warm_ttft_p50_ms
+    else:
+        value = stats.cost_per_1k_probes_usd if by == "cost" else stats.ttft_p50_ms
     return (0, value) if value is not None else (1, 0.0)
 
 

@@ -77,6 +77,11 @@ class ModelBehaviour:
     fingerprint: str | None = None  # openai-chat `system_fingerprint` (default fp_simulator)
     ratelimit_remaining_requests: int | None = None  # sent as the protocol's rate-limit headers
     ratelimit_remaining_tokens: int | None = None
+    # Prompt caching (DESIGN §13, monitor.simulator.prefix_cache): a prefix seen before within
+    # 5 minutes is not prefilled again and is reported in the protocol's usage shape. False
+    # plays a cache that stopped hitting. Prefixes shorter than cache_min_tokens are not cached.
+    prompt_cache: bool = True
+    cache_min_tokens: int = 1024
 
     def __post_init__(self) -> None:
         if isinstance(self.region_factors, Mapping):
@@ -121,7 +126,9 @@ _INT_FIELDS = {
     "fallbacks",
     "ratelimit_remaining_requests",
     "ratelimit_remaining_tokens",
+    "cache_min_tokens",
 }
+_BOOL_FIELDS = {"usage", "prompt_cache"}
 _STR_FIELDS = {"fault", "gateway", "served_by", "fingerprint"}
 _OPTIONAL_FIELDS = {
     "fault",
@@ -157,6 +164,8 @@ SIM_ALIASES = {
     "served_by": "served_by",
     "fallbacks": "fallbacks",
     "fp": "fingerprint",
+    "cache": "prompt_cache",
+    "cache_min": "cache_min_tokens",
 }
 
 
@@ -176,7 +185,7 @@ def _coerce(name: str, value: Any) -> Any:
             return None
         raise BehaviourError(f"{name}: a value is required")
     try:
-        if name == "usage":
+        if name in _BOOL_FIELDS:
             return _as_bool(value)
         if name == "region_factors":
             if not isinstance(value, Mapping):
@@ -232,7 +241,7 @@ def _validate(b: ModelBehaviour) -> None:
         raise BehaviourError("fault_after_tokens: must be >= 0")
     if b.gateway is not None and b.gateway not in GATEWAYS:
         raise BehaviourError(f"gateway: unknown gateway {b.gateway!r} (known: {', '.join(GATEWAYS)})")
-    for name in ("fallbacks", "ratelimit_remaining_requests", "ratelimit_remaining_tokens"):
+    for name in ("fallbacks", "ratelimit_remaining_requests", "ratelimit_remaining_tokens", "cache_min_tokens"):
         value = getattr(b, name)
         if value is not None and value < 0:
             raise BehaviourError(f"{name}: must be >= 0")

@@ -74,7 +74,9 @@ def make_plan(
     max_tokens: int | None,
     region: str | None,
     rng: random.Random,
+    cached_tokens: int = 0,
 ) -> StreamPlan:
+    """`cached_tokens` of the prompt come from the prompt cache: they are not prefilled."""
     fault = _pick_fault(b, rng)
     reasoning, answer = b.reasoning_tokens, b.output_tokens
     finish = "stop"
@@ -85,7 +87,8 @@ def make_plan(
         answer = max_tokens - reasoning
         finish = "length"
 
-    ttft_ms = (b.ttft_ms + b.prefill_ms_per_1k_tokens * prompt_tokens / 1000.0) * b.region_factor(region)
+    prefilled = max(0, prompt_tokens - cached_tokens)
+    ttft_ms = (b.ttft_ms + b.prefill_ms_per_1k_tokens * prefilled / 1000.0) * b.region_factor(region)
     if b.jitter > 0:
         # Lognormal around 1: the configured value is the median, the tail is
         # long on the slow side, as real latencies are.

@@ -24,6 +24,7 @@ from monitor.simulator.behaviour import BehaviourError
 from monitor.simulator.catalogue import BehaviourSource, Catalogue
 from monitor.simulator.http import Connection
 from monitor.simulator.plan import StreamPlan, estimate_prompt_tokens, make_plan
+from monitor.simulator.prefix_cache import PrefixCache, cache_tokens
 from monitor.simulator.request import HttpError, Request
 from monitor.simulator.stream import Sleeper, StreamRunner, sleeper_for
 from monitor.simulator.truth import TruthRecord, TruthStore
@@ -89,6 +90,7 @@ class Simulator:
         self.truth = truth if truth is not None else TruthStore()  # (an empty store is falsy)
         self.api_key = api_key
         self.rng = random.Random(seed)
+        self.prefix_cache = PrefixCache()  # the simulated providers' prompt caches (DESIGN §13)
         self.started_s = time.time()
         self.requests = 0
         self.active_streams = 0
@@ -175,7 +177,11 @@ class Simulator:
             return
         # Usage echoes the prompt's size as o200k tokens (synthetic prompts are sized in them).
         prompt_tokens = count_o200k(call.prompt_text) if call.prompt_text else estimate_prompt_tokens(call.prompt_chars)
-        plan = make_plan(behaviour, prompt_tokens, call.max_tokens, rec.region, self.rng)
+        scope = f"{call.model}@{rec.region}"
+        read, written = cache_tokens(
+            self.prefix_cache, cls.explicit_cache, call, behaviour, scope, time.time(), count_o200k
+        )
+        plan = make_plan(behaviour, prompt_tokens, call.max_tokens, rec.region, self.rng, cached_tokens=read)
         if call.answer is not None and plan.answer_tokens > 0:
             plan = _scripted_plan(plan, call, cls)
         rec.fault = plan.fault
@@ -206,6 +212,8 @@ class Simulator:
             usage=behaviour.usage and call.include_usage,
             created_s=int(time.time()),
             options={**call.options, **route_options(behaviour), "reasoning": plan.reasoning_tokens > 0},
+            cache_read_tokens=read,
+            cache_write_tokens=written,
         )
         enc = cls(info)
         headers = [

@@ -22,6 +22,7 @@ from typing import Literal
 from monitor.simulator.behaviour import BehaviourError
 from monitor.simulator.catalogue import BehaviourSource
 from monitor.simulator.plan import StreamPlan, estimate_prompt_tokens, make_plan
+from monitor.simulator.prefix_cache import PrefixCache, cache_tokens
 from monitor.simulator.request import HttpError, Request
 from monitor.simulator.server import _HTTP_ERRORS, HTML_502, HTML_PAGE, split_region
 from monitor.simulator.stream import BREAKING, INJECTED, chunk_bytes
@@ -58,8 +59,17 @@ class Timeline:
     first_token_ns: int | None = None  # offset of the first token-bearing piece: the truth for TTFT
 
 
-def respond(req: Request, source: BehaviourSource, rng: random.Random, *, now_s: float, request_id: str) -> Timeline:
-    """The simulator's answer to `req` arriving at wall time `now_s` (epoch seconds)."""
+def respond(
+    req: Request,
+    source: BehaviourSource,
+    rng: random.Random,
+    *,
+    now_s: float,
+    request_id: str,
+    prefix_cache: PrefixCache | None = None,
+) -> Timeline:
+    """The simulator's answer to `req` arriving at wall time `now_s` (epoch seconds); `prefix_cache`
+    plays the providers' prompt caches (in simulated time) as the live server does."""
     region, path = split_region(req.path)
     found = find_route(req.method, path)
     if found is None:
@@ -80,7 +90,10 @@ def respond(req: Request, source: BehaviourSource, rng: random.Random, *, now_s:
     except BehaviourError as exc:
         return _error(cls, request_id, 400, "client_error", f"invalid model {call.model!r}: {exc}")
     prompt_tokens = estimate_prompt_tokens(call.prompt_chars)
-    plan = make_plan(behaviour, prompt_tokens, call.max_tokens, region, rng)
+    read, written = cache_tokens(
+        prefix_cache, cls.explicit_cache, call, behaviour, f"{call.model}@{region}", now_s, _estimate_tokens
+    )
+    plan = make_plan(behaviour, prompt_tokens, call.max_tokens, region, rng, cached_tokens=read)
     where = {"plan": plan, "model": call.model, "region": region}
     if plan.fault in _SOCKET_ONLY:
         raise UnsupportedFault(f"fault {plan.fault!r} needs a real socket")
@@ -104,8 +117,15 @@ def respond(req: Request, source: BehaviourSource, rng: random.Random, *, now_s:
         usage=behaviour.usage and call.include_usage,
         created_s=int(now_s),
         options={**call.options, **route_options(behaviour), "reasoning": plan.reasoning_tokens > 0},
+        cache_read_tokens=read,
+        cache_write_tokens=written,
     )
     return _stream(cls(info), request_id, tuple(cls.route_headers(behaviour)), **where)
+
+
+def _estimate_tokens(text: str) -> int:
+    # The backfill sizes prompts by characters (no tokenizer per probe), as prompt_tokens above.
+    return estimate_prompt_tokens(len(text))
 
 
 def _stream(enc: WireEncoder, request_id: str, route: tuple[tuple[str, str], ...] = (), **where) -> Timeline:

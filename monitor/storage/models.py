@@ -123,6 +123,10 @@ class SampleRow(Base):
     input_tokens: Mapped[int | None] = mapped_column(BigInteger)
     reasoning_tokens: Mapped[int | None] = mapped_column(BigInteger)
     cached_input_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    cache_read_tokens: Mapped[int | None] = mapped_column(BigInteger)  # migration 0012
+    cache_write_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    cache_state: Mapped[str | None] = mapped_column(Text)
+    cache_hit: Mapped[bool | None] = mapped_column(Boolean)
     tps: Mapped[float | None] = mapped_column(Float)
     chunks: Mapped[int] = mapped_column(Integer)
     itl_p50_ms: Mapped[float | None] = mapped_column(Float)
@@ -283,6 +287,22 @@ class _RollupColumns:
     tps_sum: Mapped[float | None] = mapped_column(Float)
     tps_min: Mapped[float | None] = mapped_column(Float)
     tps_max: Mapped[float | None] = mapped_column(Float)
+    # Cache probes (DESIGN §13, migration 0012): the TTFT of each half of the cold/warm pairs,
+    # the warm probes judged and those that hit, and the cache tokens the responses stated.
+    cold_ttft_ms_hist: Mapped[dict[str, Any]] = mapped_column(JSON, server_default=text("'{}'"))
+    cold_ttft_ms_count: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    cold_ttft_ms_sum: Mapped[float | None] = mapped_column(Float)
+    cold_ttft_ms_min: Mapped[float | None] = mapped_column(Float)
+    cold_ttft_ms_max: Mapped[float | None] = mapped_column(Float)
+    warm_ttft_ms_hist: Mapped[dict[str, Any]] = mapped_column(JSON, server_default=text("'{}'"))
+    warm_ttft_ms_count: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    warm_ttft_ms_sum: Mapped[float | None] = mapped_column(Float)
+    warm_ttft_ms_min: Mapped[float | None] = mapped_column(Float)
+    warm_ttft_ms_max: Mapped[float | None] = mapped_column(Float)
+    cache_hits: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    cache_judged: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    cache_read_tokens_sum: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    cache_write_tokens_sum: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
     updated_at: Mapped[datetime]
 
 
@@ -347,7 +367,19 @@ class JobState(Base):
     updated_at: Mapped[datetime]
 
 
+# A cache probe's halves (DESIGN §13): rollup metric -> (samples column, cache_state it keeps).
+CACHE_ROLLUP_METRICS = {"cold_ttft_ms": ("ttft_ms", "cold"), "warm_ttft_ms": ("ttft_ms", "warm")}
 ROLLUP_METRICS: tuple[str, ...] = SAMPLE_METRICS
+ALL_ROLLUP_METRICS: tuple[str, ...] = (*ROLLUP_METRICS, *CACHE_ROLLUP_METRICS)  # every `<metric>_hist` column
+ROLLUP_SUMS = ("samples", "ok_count", "input_tokens_sum", "output_tokens_sum", "cost_usd_sum")
+CACHE_ROLLUP_SUMS = ("cache_hits", "cache_judged", "cache_read_tokens_sum", "cache_write_tokens_sum")
+
+
+def rollup_source(metric: str) -> tuple[str, str | None]:
+    """(samples column, cache_state kept or None for all) of a rollup metric."""
+    return CACHE_ROLLUP_METRICS.get(metric, (metric, None))
+
+
 PACKED_METRICS = ("ttft_ms", "tps")  # RollupDaily's `<metric>_packed` columns
 
 

@@ -40,13 +40,16 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from monitor.storage import histogram
 from monitor.storage.models import (
+    ALL_ROLLUP_METRICS,
+    CACHE_ROLLUP_SUMS,
     PACKED_METRICS,
-    ROLLUP_METRICS,
+    ROLLUP_SUMS,
     JobState,
     RollupDaily,
     RollupDirtyHour,
     RollupHourly,
     SampleRow,
+    rollup_source,
 )
 from monitor.storage.rollups_pg import aggregate as aggregate_pg
 from monitor.storage.rollups_pg import upsert as upsert_pg
@@ -142,9 +145,9 @@ def merge_rows(target: str, day: datetime, agent: str, rows: list[Any], now: dat
         "error_counts": dict(sorted(errors.items())),
         "updated_at": now,
     }
-    for column in ("samples", "ok_count", "input_tokens_sum", "output_tokens_sum", "cost_usd_sum"):
+    for column in (*ROLLUP_SUMS, *CACHE_ROLLUP_SUMS):
         out[column] = sum(r[column] or 0 for r in rows)
-    for metric in ROLLUP_METRICS:
+    for metric in ALL_ROLLUP_METRICS:
         hist = histogram.merge(histogram.from_json(r[f"{metric}_hist"]) for r in rows)
         out[f"{metric}_hist"] = {str(b): n for b, n in sorted(hist.items()) if n}
         if metric in PACKED_METRICS:
@@ -226,12 +229,19 @@ def _upsert(insert_fn) -> Any:
 def _aggregate_python(conn: Connection, start: datetime, end: datetime, now: datetime) -> list[dict[str, Any]]:
     s = SampleRow.__table__.c
     cols = [s.target, s.agent, s.started_at, s.ok, s.error_kind, s.input_tokens, s.output_tokens, s.cost_usd]
-    cols += [s[m] for m in ROLLUP_METRICS]
+    cols += [s[m] for m in dict.fromkeys(rollup_source(m)[0] for m in ALL_ROLLUP_METRICS)]
+    cols += [s.cache_state, s.cache_hit, s.cache_read_tokens, s.cache_write_tokens]
     query = select(*cols).where(s.started_at >= start, s.started_at < end)
     groups: dict[tuple[str, datetime, str], list[Any]] = defaultdict(list)
     for row in conn.execute(query):
         groups[(row.target, hour_floor(row.started_at), row.agent)].append(row)
     return [rollup_row(key, rows, now) for key, rows in groups.items()]
+
+
+def _kept(cache_state: str | None, wanted: str | None) -> bool:
+    """A metric's rollup keeps one half of the cache probes (`wanted`), or, for the plain metrics,
+    every probe but the warm halves: a cache target's TTFT is its cold one, as in alerts and /metrics."""
+    return cache_state == wanted if wanted else cache_state != "warm"
 
 
 def rollup_row(key: tuple[str, datetime, str], rows: list[Any], now: datetime) -> dict[str, Any]:
@@ -251,10 +261,15 @@ def rollup_row(key: tuple[str, datetime, str], rows: list[Any], now: datetime) -
         "input_tokens_sum": sum(r.input_tokens or 0 for r in rows),
         "output_tokens_sum": sum(r.output_tokens or 0 for r in rows),
         "cost_usd_sum": sum(r.cost_usd or 0.0 for r in rows),
+        "cache_hits": sum(1 for r in rows if r.cache_hit),
+        "cache_judged": sum(1 for r in rows if r.cache_hit is not None),
+        "cache_read_tokens_sum": sum(r.cache_read_tokens or 0 for r in rows),
+        "cache_write_tokens_sum": sum(r.cache_write_tokens or 0 for r in rows),
         "updated_at": now,
     }
-    for metric in ROLLUP_METRICS:
-        values = [v for r in rows if r.ok and (v := getattr(r, metric)) is not None]
+    for metric in ALL_ROLLUP_METRICS:
+        column, state = rollup_source(metric)
+        values = [v for r in rows if r.ok and _kept(r.cache_state, state) and (v := getattr(r, column)) is not None]
         out[f"{metric}_hist"] = {str(b): n for b, n in sorted(histogram.from_values(values).items())}
         out[f"{metric}_count"] = len(values)
         out[f"{metric}_sum"] = sum(values) if values else None

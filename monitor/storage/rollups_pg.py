@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import Connection, TextClause, text
 
 from monitor.storage.histogram import MAX_VALUE, MIN_VALUE, SUB_BUCKETS
-from monitor.storage.models import ROLLUP_METRICS, RollupHourly
+from monitor.storage.models import ALL_ROLLUP_METRICS, RollupHourly, rollup_source
 
 
 def bucket_sql(value: str) -> str:
@@ -29,20 +29,27 @@ def bucket_sql(value: str) -> str:
     return f"({octave} * {SUB_BUCKETS} + {slice_})::int"
 
 
+def _metric_sql(column: str, state: str | None) -> str:
+    # The plain metrics leave out cache probes' warm halves (monitor.storage.rollups._kept).
+    kept = "ok AND cache_state IS DISTINCT FROM 'warm'" if state is None else f"ok AND cache_state = '{state}'"
+    return (
+        f"count({column}) FILTER (WHERE {kept}), sum({column}) FILTER (WHERE {kept}), "
+        f"min({column}) FILTER (WHERE {kept}), max({column}) FILTER (WHERE {kept}), "
+        f"array_agg({bucket_sql(column)}) FILTER (WHERE {kept} AND {column} IS NOT NULL)"
+    )
+
+
 @cache
 def _aggregate_sql() -> TextClause:
-    metrics = ",\n    ".join(
-        f"count({m}) FILTER (WHERE ok), sum({m}) FILTER (WHERE ok), "
-        f"min({m}) FILTER (WHERE ok), max({m}) FILTER (WHERE ok), "
-        f"array_agg({bucket_sql(m)}) FILTER (WHERE ok AND {m} IS NOT NULL)"
-        for m in ROLLUP_METRICS
-    )
+    metrics = ",\n    ".join(_metric_sql(*rollup_source(m)) for m in ALL_ROLLUP_METRICS)
     return text(
         f"""
 SELECT target, agent,
     count(*), count(*) FILTER (WHERE ok),
     coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0), coalesce(sum(cost_usd), 0),
     array_agg(coalesce(error_kind, 'unknown')) FILTER (WHERE NOT ok),
+    count(*) FILTER (WHERE cache_hit), count(cache_hit),
+    coalesce(sum(cache_read_tokens), 0), coalesce(sum(cache_write_tokens), 0),
     {metrics}
 FROM samples
 WHERE started_at >= :start AND started_at < :end
@@ -57,7 +64,8 @@ def aggregate(conn: Connection, hour: datetime, now: datetime) -> list[dict[str,
     conn.exec_driver_sql("SET LOCAL jit = off")
     out = []
     for row in conn.execute(_aggregate_sql(), {"start": hour, "end": hour + timedelta(hours=1)}):
-        target, agent, samples, ok, tokens_in, tokens_out, cost_usd, errors, *metric_cols = row
+        target, agent, samples, ok, tokens_in, tokens_out, cost_usd, errors, *rest = row
+        hits, judged, cache_read, cache_write, *metric_cols = rest
         item: dict[str, Any] = {
             "target": target,
             "hour": hour,
@@ -68,9 +76,13 @@ def aggregate(conn: Connection, hour: datetime, now: datetime) -> list[dict[str,
             "input_tokens_sum": int(tokens_in),
             "output_tokens_sum": int(tokens_out),
             "cost_usd_sum": float(cost_usd),
+            "cache_hits": hits,
+            "cache_judged": judged,
+            "cache_read_tokens_sum": int(cache_read),
+            "cache_write_tokens_sum": int(cache_write),
             "updated_at": now,
         }
-        for i, metric in enumerate(ROLLUP_METRICS):
+        for i, metric in enumerate(ALL_ROLLUP_METRICS):
             n, total, low, high, buckets = metric_cols[5 * i : 5 * i + 5]
             item[f"{metric}_hist"] = {str(b): c for b, c in sorted(Counter(buckets or ()).items())}
             item[f"{metric}_count"] = n

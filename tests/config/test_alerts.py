@@ -58,7 +58,7 @@ def test_threshold_defaults_and_units():
     ("rule", "expected"),
     [
         ({"metric": "ttft", "kind": "regression", "above": None},
-         ["alerts[0].metric: unknown metric 'ttft' (did you mean 'ttft_ms'?); expected one of ttft_ms, ttft_answer_ms, total_ms, tps, error_rate"]),
+         ["alerts[0].metric: unknown metric 'ttft' (did you mean 'ttft_ms'?); expected one of ttft_ms, ttft_answer_ms, total_ms, tps, error_rate, cache_hit_ratio"]),
         ({"kind": "threshhold"},
          ["alerts[0].kind: unknown kind 'threshhold' (did you mean 'threshold'?); expected one of regression, threshold, change"]),
         ({"name": None}, ["alerts[0].name: required"]),

@@ -341,7 +341,8 @@ def test_change_rule_errors(rule, expected):
 def test_numeric_rule_on_a_change_metric():
     spec = {"name": "t", "metric": "served_by", "kind": "threshold", "above": 1}
     assert one_error(minimal(alerts=[spec])) == (
-        "alerts[0].metric: served_by needs kind: change; expected one of ttft_ms, ttft_answer_ms, total_ms, tps, error_rate"
+        "alerts[0].metric: served_by needs kind: change; expected one of ttft_ms, ttft_answer_ms, total_ms, tps, error_rate, "
+        "cache_hit_ratio"
     )
 
 

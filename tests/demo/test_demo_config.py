@@ -26,7 +26,8 @@ def load(text: str, workdir: Path, env: dict[str, str] | None = None):
 def test_the_cast_is_three_providers_two_models_two_regions_two_prompts_and_a_gateway(workdir):
     text = config_text(simulator_url="http://127.0.0.1:4321", database_url="sqlite:////tmp/x.db")
     config = load(text, workdir)
-    assert len(config.targets) == 24 + 4  # the gateway: one model, two regions, two prompts
+    # the gateway: one model, two regions, two prompts; cache probes: two models, two regions each
+    assert len(config.targets) == 24 + 4 + 4
     router = [t for t in config.targets if t.provider == "sim-router"]
     assert {dict(t.params)["provider"]["order"][0] for t in router} == {"groq"}  # the pinned route
     assert {r.name: r.kind for r in config.alerts}["route-changed"] == "change"
@@ -35,7 +36,7 @@ def test_the_cast_is_three_providers_two_models_two_regions_two_prompts_and_a_ga
         mine = [t for t in config.targets if t.provider == provider.name]
         assert {t.region for t in mine} == set(provider.regions)
         assert {t.model for t in mine} == set(provider.models)
-        assert {t.prompt for t in mine} == {"short", "rag-4k"}
+        assert {t.prompt for t in mine if t.prompt != "rag-cached"} == {"short", "rag-4k"}
         for t in mine:
             assert t.base_url.startswith(f"http://127.0.0.1:4321/region/{t.region}")
     assert set(MODELS) == {t.model for t in config.targets}
@@ -47,7 +48,11 @@ def test_the_cast_is_three_providers_two_models_two_regions_two_prompts_and_a_ga
         "ttft-p90-slo",
         "route-changed",
         "build-changed",
+        "cache-hit-ratio",
     }
+    cached = {(t.provider, t.model) for t in config.targets if t.prompt == "rag-cached"}
+    assert cached == {("sim-openai", "gpt-4o-mini"), ("sim-anthropic", "claude-sonnet-4-5")}
+    assert config.prompts["rag-cached"].cache and not config.prompts["rag-4k"].cache
     assert config.database_url == "sqlite:////tmp/x.db"
 
 

@@ -15,7 +15,7 @@ def test_history_incidents_fit_the_history_and_leave_room_to_resolve(history_s):
     incidents = schedule(EPOCH_S, history_s)
     past = [i for i in incidents if i.start_s < EPOCH_S]
     live = [i for i in incidents if i.start_s >= EPOCH_S]
-    assert len(past) == 4 and len(live) == 3
+    assert len(past) == 5 and len(live) == 3
     for incident in past:
         assert EPOCH_S - history_s <= incident.start_s < incident.end_s
         # A quarter of the history at least stays clear after each: alerts resolve before the live period.
@@ -115,3 +115,12 @@ def test_the_gateway_falls_back_to_a_slower_upstream_live_and_eu_west_becomes_th
     assert other.served_by == "Groq"
     # us-east was the faster route; during the fallback it is slower than eu-west: the ranking flips
     assert base.ttft_ms < base.ttft_ms * base.region_factor("eu-west") < during.ttft_ms
+
+
+def test_the_cache_incident_breaks_sim_openai_prompt_cache_only_while_it_lasts():
+    lost = incident("sim-openai prompt cache stops hitting")
+    source = DemoSource(schedule(EPOCH_S, 24 * HOUR_S))
+    during = (lost.start_s + lost.end_s) / 2
+    assert source.behaviour_for("gpt-4o-mini", "us-east", during).prompt_cache is False
+    assert source.behaviour_for("gpt-4o-mini", "us-east", lost.end_s + 60).prompt_cache is True
+    assert source.behaviour_for("claude-sonnet-4-5", "us-east", during).prompt_cache is True

@@ -138,7 +138,7 @@ CASES = [
     Case("openai_compatible", "pydantic__pydantic-ai__openrouter_streaming_reasoning.txt", 36, 4, 13, 18, 43, 13),
     Case("openai_compatible", "pydantic__pydantic-ai__zai_glm_thinking.txt", 564, 0, 90, 93, 13, 561),
     # FRAGMENT: only the tail; llama.cpp's own predicted_n stands in for usage
-    Case("openai_compatible", "unknown-repo__llamacpp_b6925_gpt-oss_tail_FRAGMENT.txt", 2188, 0, 0, 2, 58,
+    Case("openai_compatible", "unknown-repo__llamacpp_b6925_gpt-oss_tail_FRAGMENT.txt", 2188, 0, 0, 2, 58 + 89,  # prompt_n evaluated + cache_n reused
          timing={"llamacpp": {"predicted_per_second": 167.0865467074863, "cache_n": 89}}),
     # ABRIDGED: role chunk (content null) and stop chunk only, single-newline framing;
     # [DONE] is dispatched when the body ends (read 2)

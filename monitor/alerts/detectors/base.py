@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from monitor.sample import ALERT_METRICS as METRICS
-from monitor.sample import CHANGE_METRICS, LATENCY_METRICS
+from monitor.sample import ALERT_METRICS, CACHE_ALERT_METRICS, CHANGE_METRICS, LATENCY_METRICS
 from monitor.units import DAY_S, HOUR_S
+
+METRICS = (*ALERT_METRICS, *CACHE_ALERT_METRICS)
 
 OK, PENDING, FIRING = "ok", "pending", "firing"
 __all__ = ["CHANGE_METRICS", "DAY_S", "HOUR_S", "LATENCY_METRICS", "METRICS"]  # re-exported for the detectors
@@ -29,6 +30,7 @@ class DetectorSettings:
 
     metric: str = "ttft_ms"
     kind: str = "regression"  # regression | threshold | change
+    cache_state: str | None = None  # cache probes: the half watched (see monitor.alerts.detectors.cache)
     min_change: float = 0.5  # regression: the smallest relative shift worth a page (0.5 = +50%; tps: -33%)
     percentile: float = 90.0  # threshold on a latency/tps percentile
     above: float | None = None  # threshold bound; error_rate as a fraction

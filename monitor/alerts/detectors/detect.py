@@ -34,6 +34,7 @@ from monitor.alerts.detectors.base import (
     DetectorSettings,
     Evaluation,
 )
+from monitor.alerts.detectors.cache import HitRatioThreshold
 from monitor.alerts.detectors.change import ChangeDetector
 from monitor.alerts.detectors.rates import ErrorRateRegression, ErrorRateThreshold, ThresholdDetector
 from monitor.alerts.detectors.regression import RegressionDetector
@@ -74,6 +75,7 @@ def settings_from_rule(rule: RuleLike) -> DetectorSettings:
     return DetectorSettings(
         metric=rule.metric,
         kind=rule.kind,
+        cache_state=getattr(rule, "cache_state", None),
         min_change=base.min_change if rule.min_change is None else float(rule.min_change),
         percentile=base.percentile if rule.percentile is None else float(rule.percentile),
         above=rule.above,
@@ -147,5 +149,7 @@ def _implementation(settings: DetectorSettings):
     if settings.kind == "threshold":
         if settings.above is None and settings.below is None:
             raise ValueError("a threshold needs above or below")
+        if settings.metric == "cache_hit_ratio":
+            return HitRatioThreshold(settings)
         return ErrorRateThreshold(settings) if settings.metric == "error_rate" else ThresholdDetector(settings)
     raise ValueError(f"unknown kind {settings.kind!r}")

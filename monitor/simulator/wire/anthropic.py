@@ -24,6 +24,7 @@ from monitor.simulator.wire.base import (
     body_object,
     dumps,
     hole,
+    marked_prefix,
     optional_int,
     prompt_chars,
     prompt_text,
@@ -58,6 +59,7 @@ def _answer(body: dict[str, Any]):
 
 class AnthropicEncoder(SSEEncoder):
     protocol = "anthropic"
+    explicit_cache = True  # only a `cache_control` breakpoint caches
     id_header = "request-id"
     overloaded_status = 529
     ratelimit_headers = ("anthropic-ratelimit-requests-remaining", "anthropic-ratelimit-tokens-remaining")
@@ -87,6 +89,7 @@ class AnthropicEncoder(SSEEncoder):
             prompt_chars=prompt_chars(body.get("messages")) + prompt_chars(body.get("system")),
             prompt_text=prompt_text(body.get("messages"), body.get("system")),
             answer=_answer(body),
+            cache_prefix=marked_prefix(body.get("system"), body.get("messages")),
         )
 
     @classmethod
@@ -125,9 +128,7 @@ class AnthropicEncoder(SSEEncoder):
 
     def open(self) -> bytes:
         usage = {
-            "input_tokens": self.info.prompt_tokens,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
+            **_cache_usage(self.info),
             "output_tokens": 1,
             "service_tier": "standard",
         }
@@ -176,9 +177,7 @@ class AnthropicEncoder(SSEEncoder):
         message_delta: dict[str, Any] = {"delta": {"stop_reason": stop_reason, "stop_sequence": None}}
         if self.info.usage:
             message_delta["usage"] = {
-                "input_tokens": self.info.prompt_tokens,
-                "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 0,
+                **_cache_usage(self.info),
                 "output_tokens": outcome.output_tokens,
             }
         return out + self._event("message_delta", message_delta) + self._event("message_stop", {})
@@ -199,3 +198,13 @@ class AnthropicEncoder(SSEEncoder):
             self._index, 0
         )
         return self.sse(payload, "content_block_delta")
+
+
+def _cache_usage(info: StreamInfo) -> dict[str, int]:
+    """Anthropic's input split: `input_tokens` is what was neither read from nor written to the cache."""
+    read, written = info.cache_read_tokens, info.cache_write_tokens
+    return {
+        "input_tokens": max(0, info.prompt_tokens - read - written),
+        "cache_creation_input_tokens": written,
+        "cache_read_input_tokens": read,
+    }

@@ -87,6 +87,7 @@ class Call:
     options: Mapping[str, Any] = field(default_factory=dict)
     prompt_text: str = ""  # the prompt's strings, counted in o200k tokens for `prompt_tokens`
     answer: Scripted | None = None  # a tool call or a JSON document the request asked for
+    cache_prefix: str | None = None  # the prompt text a cache marker closes (Anthropic, Bedrock)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +98,8 @@ class StreamInfo:
     usage: bool  # report usage in the stream
     created_s: int  # wall-clock epoch seconds, for `created` fields
     options: Mapping[str, Any] = field(default_factory=dict)
+    cache_read_tokens: int = 0  # of prompt_tokens, served from the prompt cache
+    cache_write_tokens: int = 0  # of prompt_tokens, written to it (explicit caches state them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +181,34 @@ def prompt_text(*objs: Any, skip: frozenset[str] = frozenset({"model", "role", "
     return "\n".join(out)
 
 
+def marked_prefix(*objs: Any) -> str | None:
+    """The prompt text up to the last cache marker: a block carrying `cache_control` (Anthropic,
+    the block included) or a `cachePoint` block (Bedrock, the blocks before it). None: unmarked."""
+    out: list[str] = []
+    mark = 0
+
+    def walk(obj: Any) -> None:
+        nonlocal mark
+        if isinstance(obj, str):
+            out.append(obj)
+        elif isinstance(obj, dict):
+            if "cachePoint" in obj:
+                mark = len(out)
+                return
+            for k, v in obj.items():
+                if k not in ("model", "role", "type", "stream", "cache_control"):
+                    walk(v)
+            if "cache_control" in obj:
+                mark = len(out)
+        elif isinstance(obj, list):
+            for v in obj:
+                walk(v)
+
+    for obj in objs:
+        walk(obj)
+    return "\n".join(out[:mark]) if mark else None
+
+
 def body_object(req: Request) -> dict[str, Any]:
     data = req.json()
     if not isinstance(data, dict):
@@ -210,6 +241,8 @@ class WireEncoder(ABC):
     overloaded_status: ClassVar[int] = 503
     auth_status: ClassVar[int] = 401
     requires_credentials: ClassVar[bool] = False  # refuse requests without any credential
+    # The prompt cache caches only what a request marks (Anthropic, Bedrock), not any prefix.
+    explicit_cache: ClassVar[bool] = False
     # The provider's remaining-quota headers (requests, tokens): OpenAI's spelling,
     # which Groq, LiteLLM and most compatible hosts share; Anthropic overrides.
     ratelimit_headers: ClassVar[tuple[str, str]] = ("x-ratelimit-remaining-requests", "x-ratelimit-remaining-tokens")

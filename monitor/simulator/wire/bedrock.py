@@ -29,6 +29,7 @@ from monitor.simulator.wire.base import (
     body_object,
     dumps,
     hole,
+    marked_prefix,
     optional_int,
     prompt_chars,
     prompt_text,
@@ -81,6 +82,7 @@ def _answer(body: dict[str, Any]):
 
 class BedrockEncoder(WireEncoder):
     protocol = "bedrock-converse"
+    explicit_cache = True  # only a `cachePoint` block caches
     content_type = "application/vnd.amazon.eventstream"
     id_header = "x-amzn-requestid"
     auth_status = 403  # AWS answers bad credentials with 403, not 401
@@ -109,6 +111,7 @@ class BedrockEncoder(WireEncoder):
             prompt_chars=prompt_chars(body.get("messages")) + prompt_chars(body.get("system")),
             prompt_text=prompt_text(body.get("messages"), body.get("system")),
             answer=_answer(body),
+            cache_prefix=marked_prefix(body.get("system"), body.get("messages")),
         )
 
     @classmethod
@@ -170,11 +173,15 @@ class BedrockEncoder(WireEncoder):
         out += self._event("messageStop", {"stopReason": stop})
         metadata: dict[str, Any] = {}
         if self.info.usage:
+            read, written = self.info.cache_read_tokens, self.info.cache_write_tokens
+            # inputTokens leaves out what was read from or written to the cache.
             metadata["usage"] = {
-                "inputTokens": self.info.prompt_tokens,
+                "inputTokens": max(0, self.info.prompt_tokens - read - written),
                 "outputTokens": outcome.output_tokens,
                 "totalTokens": self.info.prompt_tokens + outcome.output_tokens,
             }
+            if read or written:
+                metadata["usage"].update(cacheReadInputTokens=read, cacheWriteInputTokens=written)
         metadata["metrics"] = {"latencyMs": round((outcome.end_ns - outcome.arrival_ns) / 1e6)}
         return out + self._event("metadata", metadata)
 

@@ -58,7 +58,9 @@ def _model_path(path: str) -> dict[str, str] | None:
 
 
 @functools.lru_cache(maxsize=4096)
-def _chunk_template(model: str, usage: bool, thought: bool, finish: str | None, cand: bool, thoughts: bool) -> Template:
+def _chunk_template(
+    model: str, usage: bool, thought: bool, finish: str | None, cand: bool, thoughts: bool, cached: bool = False
+) -> Template:
     """One chunk shape; shared per model. Usage omits zero counts, as Gemini's early chunks do."""
     part: dict[str, Any] = {"text": hole("text")}
     if thought:
@@ -75,6 +77,8 @@ def _chunk_template(model: str, usage: bool, thought: bool, finish: str | None, 
         metadata["totalTokenCount"] = hole("total")
         if thoughts:
             metadata["thoughtsTokenCount"] = hole("thoughts")
+        if cached:  # part of promptTokenCount, stated only when the implicit cache hit
+            metadata["cachedContentTokenCount"] = hole("cached")
         chunk["usageMetadata"] = metadata
     chunk["modelVersion"] = model
     chunk["responseId"] = hole("rid")
@@ -155,8 +159,9 @@ class GeminiEncoder(SSEEncoder):
         key = (thought, finish, self._candidates > 0, self._thoughts > 0)
         template = self._templates.get(key)
         if template is None:
-            template = self._templates[key] = _chunk_template(self.info.model, self.info.usage, *key).bind(
-                rid=self._response_id, prompt=self.info.prompt_tokens
+            cached = self.info.cache_read_tokens
+            template = self._templates[key] = _chunk_template(self.info.model, self.info.usage, *key, cached > 0).bind(
+                rid=self._response_id, prompt=self.info.prompt_tokens, **({"cached": cached} if cached else {})
             )
         total = self.info.prompt_tokens + self._candidates + self._thoughts
         return self._element(template.render(text=text, cand=self._candidates, thoughts=self._thoughts, total=total))

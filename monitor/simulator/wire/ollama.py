@@ -127,7 +127,8 @@ class OllamaEncoder(WireEncoder):
             "load_duration": load_ns,
         }
         if self.info.usage:
-            final["prompt_eval_count"] = self.info.prompt_tokens
+            # Ollama counts only the prompt it evaluated: a reused prefix is left out, unstated.
+            final["prompt_eval_count"] = max(0, self.info.prompt_tokens - self.info.cache_read_tokens)
         final["prompt_eval_duration"] = ttft_ns - load_ns
         if self.info.usage:
             final["eval_count"] = outcome.output_tokens

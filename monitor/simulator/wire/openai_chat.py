@@ -178,7 +178,7 @@ class OpenAIChatEncoder(SSEEncoder):
                 "prompt_tokens": self.info.prompt_tokens,
                 "completion_tokens": outcome.output_tokens,
                 "total_tokens": self.info.prompt_tokens + outcome.output_tokens,
-                "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+                "prompt_tokens_details": {"cached_tokens": self.info.cache_read_tokens, "audio_tokens": 0},
                 "completion_tokens_details": {
                     "reasoning_tokens": outcome.reasoning_tokens,
                     "audio_tokens": 0,

@@ -116,7 +116,7 @@ class OpenAIResponsesEncoder(SSEEncoder):
         if outcome is not None and self.info.usage:
             usage = {
                 "input_tokens": self.info.prompt_tokens,
-                "input_tokens_details": {"cached_tokens": 0},
+                "input_tokens_details": {"cached_tokens": self.info.cache_read_tokens},
                 "output_tokens": outcome.output_tokens,
                 "output_tokens_details": {"reasoning_tokens": outcome.reasoning_tokens},
                 "total_tokens": self.info.prompt_tokens + outcome.output_tokens,

@@ -21,6 +21,7 @@ from datetime import datetime
 import numpy as np
 from sqlalchemy import Engine, Float, Integer, Text, case, cast, func, select
 
+from monitor.sample import SAMPLE_METRICS
 from monitor.storage.models import RollupHourly, SampleRow
 
 _S = SampleRow.__table__.c
@@ -98,17 +99,22 @@ def fetch_raw(
     target_ids: Sequence[str] | None = None,
     metrics: Sequence[str] = ("ttft_ms", "tps"),
 ) -> RawRows:
-    query = select(epoch_s(_S.started_at, engine), _S.target, _S.ok, _S.error_kind, *(_S[m] for m in metrics))
+    query = select(
+        epoch_s(_S.started_at, engine), _S.target, _S.ok, _S.error_kind, _S.cache_state, *(_S[m] for m in metrics)
+    )
     query = query.where(_S.started_at >= start, _S.started_at < end)
     if target_ids is not None:
         query = query.where(_S.target.in_(list(target_ids)))
     rows = fetch_rows(engine, query)
-    cols = list(zip(*rows, strict=True)) if rows else [()] * (4 + len(metrics))
+    cols = list(zip(*rows, strict=True)) if rows else [()] * (5 + len(metrics))
     target, targets = _codes(cols[1])
     ok = np.array(cols[2], dtype=bool)
-    values = {m: _floats(cols[4 + i]) for i, m in enumerate(metrics)}
-    for v in values.values():
-        v[~ok] = np.nan
+    # A cache probe's warm half measures the cache, not the route: its latencies stay out, as in
+    # the rollups, alerts and /metrics (its own figures: queries.cache_figures).
+    warm = np.array([s == "warm" for s in cols[4]], dtype=bool)
+    values = {m: _floats(cols[5 + i]) for i, m in enumerate(metrics)}
+    for m, v in values.items():
+        v[~ok | warm if m in SAMPLE_METRICS else ~ok] = np.nan
     kinds = tuple(cols[3])
     return RawRows(
         t_s=np.array(cols[0], dtype=float),

@@ -39,6 +39,10 @@ def decode(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np.ndar
     texts = [t if t and t != "{}" else "" for t in texts]
     sizes = np.fromiter((t.count(":") for t in texts), dtype=np.int64, count=len(texts))
     joined = ",".join(t for t in texts if t).translate(_STRIP)
+    if ",," in joined or joined.startswith(",") or joined.endswith(","):
+        # A rollup bucket aggregated in SQL joins each row's text, empty ones ("{}") too:
+        # a target whose probes never measured a metric (no TPS with one-token answers).
+        joined = ",".join(part for part in joined.split(",") if part)
     if not joined:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty

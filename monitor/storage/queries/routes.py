@@ -14,6 +14,7 @@ over the last 30 minutes plus the rollups of the last day.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -21,6 +22,7 @@ from sqlalchemy import Engine, Float, Integer, Text, and_, case, cast, func, or_
 
 from monitor.routing.rank import DEFAULT_MIN_AVAILABILITY, RankedRoute, RouteStats, rank_routes
 from monitor.storage.models import RollupDaily, RollupHourly, SampleRow
+from monitor.storage.queries.cache_figures import cache_figures
 from monitor.storage.queries.dashfetch import CANCELLED, cancelled_count, fetch_rollups, fetch_rows
 from monitor.storage.queries.histmatrix import hist_quantiles, packed_quantiles, value_quantiles
 from monitor.storage.queries.targets import TargetRef, list_targets
@@ -100,14 +102,15 @@ _RAW_PG = text("""
 SELECT target,
        count(*) FILTER (WHERE measured),
        count(*) FILTER (WHERE measured AND ok),
-       percentile_cont(ARRAY[0.5, 0.75, 0.9, 0.99]) WITHIN GROUP (ORDER BY ttft_ms) FILTER (WHERE ok),
-       percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE ok),
+       percentile_cont(ARRAY[0.5, 0.75, 0.9, 0.99]) WITHIN GROUP (ORDER BY ttft_ms) FILTER (WHERE ok AND not_warm),
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) FILTER (WHERE ok AND not_warm),
        count(*) FILTER (WHERE ok AND fallback),
        sum(cost_usd) FILTER (WHERE measured),
        count(cost_usd) FILTER (WHERE measured),
        (array_agg(served_by ORDER BY started_at DESC)
             FILTER (WHERE served_by IS NOT NULL AND started_at >= :recent))[1]
-FROM (SELECT *, error_kind IS DISTINCT FROM 'cancelled' AS measured FROM samples
+FROM (SELECT *, error_kind IS DISTINCT FROM 'cancelled' AS measured,
+             cache_state IS DISTINCT FROM 'warm' AS not_warm FROM samples
       WHERE target = ANY(:ids) AND started_at >= :start AND started_at < :end
         AND (CAST(:agent AS text) IS NULL OR agent = :agent)) AS s
 GROUP BY target
@@ -159,6 +162,7 @@ def _raw(
         _S.tps,
         _S.cost_usd,
         fallback,
+        _S.cache_state,
     ).where(_S.started_at >= start, _S.started_at < end, _S.target.in_(ids), *_of_agent(_S, agent))
     rows = fetch_rows(engine, query)
     n = len(ids)
@@ -168,10 +172,11 @@ def _raw(
     group = np.fromiter((index[t] for t in cols[0]), dtype=np.int64, count=len(rows))
     ok = np.array(cols[1], dtype=bool)
     cancelled_ = np.array(cols[2], dtype=bool)
+    warm = np.array([s == "warm" for s in cols[7]], dtype=bool)
 
     def floats(col) -> np.ndarray:
         values = np.array([np.nan if v is None else v for v in col], dtype=float)
-        values[~ok] = np.nan  # failures never enter a percentile
+        values[~ok | warm] = np.nan  # failures never enter a percentile; a cache probe's warm half has its own
         return values
 
     q_ttft, _ = value_quantiles(floats(cols[3]), group, n, QS)
@@ -396,6 +401,22 @@ def _of_agent(columns, agent: str | None) -> tuple:
     return () if agent is None else (columns.agent == agent,)
 
 
+def with_cache_figures(engine: Engine, stats: list[RouteStats], end: datetime, window: timedelta) -> list[RouteStats]:
+    """The routes with cache probes get their warm and cold TTFT and hit ratio (DESIGN §13)."""
+    figures = cache_figures(engine, [s.target for s in stats], end, window)
+    return [
+        replace(
+            s,
+            cold_ttft_p50_ms=f.cold_ttft_p50_ms,
+            warm_ttft_p50_ms=f.warm_ttft_p50_ms,
+            cache_hit_ratio=f.hit_ratio,
+        )
+        if (f := figures.get(s.target))
+        else s
+        for s in stats
+    ]
+
+
 def _empty() -> dict:
     return {"samples": 0, "ok": 0, "fallbacks": 0}
 
@@ -422,6 +443,7 @@ def load_routes(
         if (model is None or model in (t.canonical, t.model)) and (prompt is None or t.prompt == prompt)
     ]
     stats = [s for s in route_stats(engine, targets, end, window, daily=daily, agent=agent) if s.samples]
+    stats = with_cache_figures(engine, stats, end, window)
     ranked = rank_routes(stats, min_availability, by)
     recent: dict[str, RouteStats] = {}
     if endpoint and ranked:

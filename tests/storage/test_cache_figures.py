@@ -1,0 +1,104 @@
+"""What prompt caching is worth per target (DESIGN §13), from raw samples and from the rollups,
+on SQLite and PostgreSQL; and `routes --by warm_ttft`."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+
+import pytest
+
+from monitor.config.schema import Price
+from monitor.sample import Sample
+from monitor.storage.queries import insert_samples
+from monitor.storage.queries.cache_figures import cache_figures
+from monitor.storage.queries.routes import load_routes
+from monitor.storage.rollups import hour_floor, rollup_hours
+
+from .factories import BASE_TIME
+
+START = hour_floor(BASE_TIME)
+END = START + timedelta(hours=6)
+
+
+def pair_samples(provider: str, cold_ms: float, warm_ms: float, hit_every: int, seed: int) -> list[Sample]:
+    """A cache target's rounds every minute for 6 hours: cold, then warm 1 s later."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(6 * 60):
+        at = START + timedelta(minutes=i)
+        hit = (i + 1) % hit_every != 0
+        common = dict(target=f"{provider}/m@r:doc", provider=provider, model="m", region="r", prompt="doc", agent="a")
+        cold = cold_ms * rng.uniform(0.9, 1.1)
+        out.append(Sample(started_at=at, ok=True, ttft_ms=cold, input_tokens=1300, cache_read_tokens=0,
+                          cache_write_tokens=1200, cache_state="cold", **common))  # fmt: skip
+        warm = (warm_ms if hit else cold_ms) * rng.uniform(0.9, 1.1)
+        out.append(Sample(started_at=at + timedelta(seconds=1), ok=True, ttft_ms=warm, input_tokens=1300,
+                          cache_read_tokens=1200 if hit else 0, cache_write_tokens=0 if hit else 1200,
+                          cache_state="warm", cache_hit=hit, **common))  # fmt: skip
+    return out
+
+
+@pytest.fixture
+def seeded(engine):
+    fast = pair_samples("fast", 900.0, 150.0, hit_every=10, seed=1)  # 90% hits
+    slow = pair_samples("slow", 700.0, 400.0, hit_every=1_000_000, seed=2)  # every warm hits
+    plain = [
+        Sample(target="sim/plain@r:short", provider="sim", model="plain", region="r", prompt="short",
+               started_at=START + timedelta(minutes=i), ok=True, ttft_ms=300.0, agent="a")
+        for i in range(6 * 60)
+    ]  # fmt: skip
+    insert_samples(engine, fast + slow + plain)
+    return engine
+
+
+def test_raw_figures(seeded):
+    ids = ["fast/m@r:doc", "slow/m@r:doc", "sim/plain@r:short"]
+    got = cache_figures(seeded, ids, END, timedelta(hours=6))
+    assert set(got) == set(ids[:2])  # a target without cache probes has no figures
+    fast = got["fast/m@r:doc"]
+    assert fast.cold_ttft_p50_ms == pytest.approx(900, rel=0.05)
+    assert fast.warm_ttft_p50_ms == pytest.approx(150, rel=0.05)
+    assert fast.saving_ms == pytest.approx(750, rel=0.08)
+    assert (fast.judged, fast.hits) == (360, 324) and fast.hit_ratio == pytest.approx(0.9)
+    assert fast.cache_read_tokens == 324 * 1200 and fast.cache_write_tokens == (360 + 36) * 1200
+    price = Price(input=3.0, output=15.0, cached_input=0.3, cache_write=3.75)
+    want = (324 * 1200 * (3.0 - 0.3) - (360 + 36) * 1200 * (3.75 - 3.0)) / 1e6
+    assert fast.saving_usd(price) == pytest.approx(want)
+    assert got["slow/m@r:doc"].hit_ratio == 1.0
+
+
+def test_rollup_figures_match_the_raw_ones(seeded):
+    ids = ["fast/m@r:doc", "slow/m@r:doc"]
+    raw = cache_figures(seeded, ids, END, timedelta(hours=6))
+    rollup_hours(seeded, START, END)
+    long = cache_figures(seeded, ids, START + timedelta(days=2), timedelta(days=3))  # > 1 day: rollups only
+    for target in ids:
+        a, b = raw[target], long[target]
+        assert (a.hits, a.judged, a.cache_read_tokens, a.cache_write_tokens) == (
+            b.hits, b.judged, b.cache_read_tokens, b.cache_write_tokens
+        )  # fmt: skip
+        assert (a.cold_probes, a.warm_probes) == (b.cold_probes, b.warm_probes)
+        # Histogram buckets are within ~3% of a value.
+        assert b.cold_ttft_p50_ms == pytest.approx(a.cold_ttft_p50_ms, rel=0.04)
+        assert b.warm_ttft_p50_ms == pytest.approx(a.warm_ttft_p50_ms, rel=0.04)
+
+
+def test_routes_rank_by_warm_ttft(seeded):
+    """Two routes of one model: the slow cache has the lower TTFT over all probes, the fast one
+    the lower warm TTFT; `--by warm_ttft` ranks what a cached prefix will see."""
+    window = timedelta(hours=6)
+    by_ttft, _ = load_routes(seeded, END, window, model="m", by="ttft", min_availability=0.0)
+    by_warm, _ = load_routes(seeded, END, window, model="m", by="warm_ttft", min_availability=0.0)
+    assert [r.stats.provider for r in by_ttft] == ["slow", "fast"]
+    # A cache target's TTFT is its cold half (the warm one has its own figure), raw and rolled up alike.
+    assert by_ttft[0].stats.ttft_p50_ms == pytest.approx(700, rel=0.05)
+    rollup_hours(seeded, START, END)
+    long, _ = load_routes(seeded, START + timedelta(days=2), timedelta(days=3), model="m", min_availability=0.0)
+    assert {r.stats.provider: r.stats.ttft_p50_ms for r in long} == {
+        "slow": pytest.approx(700, rel=0.06), "fast": pytest.approx(900, rel=0.06)
+    }  # fmt: skip
+    assert [r.stats.provider for r in by_warm] == ["fast", "slow"]
+    fast = by_warm[0].stats
+    assert fast.warm_ttft_p50_ms == pytest.approx(150, rel=0.05) and fast.cache_hit_ratio == pytest.approx(0.9)
+    assert fast.cold_ttft_p50_ms == pytest.approx(900, rel=0.05)
