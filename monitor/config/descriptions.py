@@ -77,6 +77,8 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
     },
     "Prompt": {
         "messages": "Chat messages (`role`, `content`) sent as the prompt.",
+        "cache": "Probe the prompt cache: a stable prefix, marked where the protocol needs it, probed each round "
+        "as a cold request and a warm one (`cache_state`).",
         "file": "A text file (relative to the config file) sent as the user message.",
         "system": "A system prompt put before the messages.",
         "max_tokens": "Most output tokens to ask for.",
@@ -129,7 +131,9 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
     },
     "AlertRule": {
         "name": "The rule's name, shown in notifications and on the dashboard.",
-        "metric": "`ttft_ms`, `ttft_answer_ms`, `tps`, `total_ms`, `error_rate`; for `change`, a label "
+        "cache_state": "`warm`: judge only the warm half of cache probes (a warm `ttft_ms` regression); "
+        "otherwise their cold half counts, as for every other target.",
+        "metric": "`ttft_ms`, `ttft_answer_ms`, `tps`, `total_ms`, `error_rate`, `cache_hit_ratio`; for `change`, a label "
         "such as `served_by` or `answer_fingerprint`.",
         "kind": "`regression` (against the series' own baseline), `threshold` or `change`.",
         "severity": "Free-form severity (`page`, `ticket`, …) that notifiers filter on.",
@@ -170,6 +174,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "input": "USD per million input tokens.",
         "output": "USD per million output tokens (reasoning tokens are output).",
         "cached_input": "USD per million input tokens read from the provider's prompt cache.",
+        "cache_write": "USD per million input tokens written to the provider's prompt cache.",
     },
     "Budget": {
         "monthly_usd": "The projected monthly spend allowed.",
