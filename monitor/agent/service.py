@@ -19,7 +19,7 @@ from pathlib import Path
 
 from monitor import __version__
 from monitor.agent.heap import HeapFreezer, round_s
-from monitor.agent.leader import LEADER_RETRY_S, LeaderElection
+from monitor.agent.leader import LEADER_RETRY_S, LeaderElection, instance_name
 from monitor.agent.metrics import Health, ProbeMetrics, StatusServer
 from monitor.agent.periodic import PeriodicJobs
 from monitor.agent.reachability import Reachability
@@ -75,7 +75,7 @@ class Service:
         self.metrics = ProbeMetrics()
         self.reachability = Reachability()
         self.lanes = ClientLanes()
-        self.leader = LeaderElection(self.engine)
+        self.leader = LeaderElection(self.engine, instance_name(config.agent))
         workers = choose_workers(config.targets_for_agent(config.agent), options.probe_workers)
         if workers > 1:
             self.scheduler = WorkerProbes(
@@ -111,7 +111,7 @@ class Service:
 
     # ------------------------------------------------------------- probing
     async def _probe(self, target, sched_lag_ms: float) -> Sample:
-        async with self.lanes.lane(target.base_url) as client:
+        async with self.lanes.lane(target.base_url, target.proxy) as client:
             return await probe_target(
                 client,
                 target,
@@ -241,7 +241,8 @@ class Service:
         from monitor.storage import apply_retention, ensure_partitions_ahead, rollup_recent
 
         jobs = PeriodicJobs(lambda: self.leader.is_leader)
-        engine = self.engine
+        # Leader-only work writes through the fenced engine: each transaction checks the lease's token.
+        engine = self.leader.fenced_engine()
 
         def blocking(name: str, fn: Callable[[], object]) -> Callable[[], Awaitable[None]]:
             return lambda: self._run_blocking(name, fn)
@@ -349,6 +350,7 @@ class Service:
             "background_tasks": self._background_tasks,
             "http_lanes": self.lanes.size,
             "leader": self.leader.is_leader,
+            "leader_token": self.leader.token if self.leader.is_leader else None,
             "reaches_providers": self.reachability.healthy(datetime.now(UTC)),
             "database_up": stats.database_up,
             "queue_depth": stats.queue_depth,

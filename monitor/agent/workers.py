@@ -276,7 +276,7 @@ async def _worker(conn: Connection, spec: WorkerSpec) -> None:
     pending: list[Sample] = []
 
     async def probe(target, sched_lag_ms: float) -> Sample:
-        async with lanes.lane(target.base_url) as client:
+        async with lanes.lane(target.base_url, target.proxy) as client:
             price = config.price(target.provider, target.model)  # the reloaded config's, after a reload
             return await probe_target(
                 client, target, agent=agent, secrets=config.secrets, sched_lag_ms=sched_lag_ms, price=price
