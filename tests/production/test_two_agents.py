@@ -84,7 +84,7 @@ def start_two_agents(tmp_path, sim, database: str, hooks: Hooks) -> list[Service
                 "notifiers": [{"name": "hooks", "type": "webhook", "url": hooks.url}],
                 "alerting": ALERTING,
             },
-        )  # fmt: skip
+        )
         for agent in ("agent-a", "agent-b")
     ]
     migrate_cli(configs[0])  # `firsttoken db upgrade` through the pooler too
