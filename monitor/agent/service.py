@@ -32,6 +32,7 @@ from monitor.probe.transport.lanes import ClientLanes, warm_up
 from monitor.redact import install_redaction
 from monitor.sample import Sample
 from monitor.storage.db import db_error_line
+from monitor.storage.replica import read_database_url
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +70,9 @@ class Service:
         self.options = options
         self.config = config
         self.engine = make_engine(config.database_url)
+        # /routes, status JSON and badges only read: a replica may serve them (FIRSTTOKEN_READ_DATABASE_URL).
+        read_url = read_database_url(config.database_url)
+        self.read_engine = self.engine if read_url == config.database_url else make_engine(read_url)
         spool_dir = options.spool_dir or str(Path(f"firsttoken-spool-{config.agent}").resolve())
         spool_limit = {} if options.spool_max_bytes is None else {"spool_max_bytes": options.spool_max_bytes}
         self.writer = SampleWriter(self.engine, spool_dir, **spool_limit)
@@ -141,14 +145,14 @@ class Service:
         from monitor.agent.public import PublicStatus
         from monitor.agent.routes_api import routes_handler
 
-        public = PublicStatus(self.engine, lambda: self.config)
+        public = PublicStatus(self.read_engine, lambda: self.config)
         self.status = StatusServer(
             self.options.listen_host,
             self.options.listen_port,
             self.metrics.chunks,
             self.health,
             public.handle,
-            routes_handler(self.engine),
+            routes_handler(self.read_engine),
         )
         self.status.start()
         targets = self.config.targets_for_agent(self.config.agent)
@@ -184,6 +188,7 @@ class Service:
         await asyncio.to_thread(self.leader.release)
         self.status.stop()
         self.engine.dispose()
+        self.read_engine.dispose()
         log.info("stopped")
         return 0
 

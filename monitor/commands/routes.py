@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     except RouteParamError as exc:
         raise UsageError(f"firsttoken routes: --{exc}") from None
     try:
-        with migrated_engine(args) as engine:
+        with migrated_engine(args, read_only=True) as engine:
             ranked, _ = load_routes(
                 engine,
                 datetime.now(UTC),
