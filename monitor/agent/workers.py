@@ -52,8 +52,13 @@ from monitor.sample import Sample
 
 log = logging.getLogger(__name__)
 
-# Probes a second one event loop takes on before a second process pays off: 2,000 targets at
-# 1-minute intervals (33/s) held overhead p99 3.6 ms on one loop; 5,000 (83/s) did not.
+# Up to this many probes a second, one process probes (no workers to start, feed and watch).
+# 2,000 targets at 1-minute intervals (33/s) on one loop measured TTFT overhead p99 5.6 ms on
+# SQLite and 6.1 ms on PostgreSQL (issue 22), over the 5 ms goal that worker mode meets: the
+# writer's and the leader's CPU share the loop's core. So from 25/s (1,500 targets a minute) on,
+# probes go to workers, sized by PROBES_PER_S_PER_LOOP.
+ONE_PROCESS_UP_TO_PROBES_PER_S = 25.0
+# Probes a second each worker's loop takes on: 5,000 targets (83/s) run in 3 workers where 3 cores allow.
 PROBES_PER_S_PER_LOOP = 40.0
 SEND_EVERY_S = 0.1
 ROUTES_EVERY_TICKS = 10  # each route's cap and load go to the parent about once a second
@@ -67,9 +72,10 @@ def choose_workers(targets: Iterable, requested: int | None = None, cpus: int | 
     if requested is not None:
         return max(1, requested)
     rate = sum(1.0 / t.interval_s for t in targets if t.interval_s > 0)
-    if rate <= PROBES_PER_S_PER_LOOP:
+    if rate <= ONE_PROCESS_UP_TO_PROBES_PER_S:
         return 1
-    return max(1, min(cpus or os.cpu_count() or 1, math.ceil(rate / PROBES_PER_S_PER_LOOP)))
+    # At least two: past the one-process rate the point is to take probing off the writer's core.
+    return max(1, min(cpus or os.cpu_count() or 1, max(2, math.ceil(rate / PROBES_PER_S_PER_LOOP))))
 
 
 def shard_of(target_id: str, shards: int) -> int:
