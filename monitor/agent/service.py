@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from monitor.config import Config, ConfigError, load_config
 from monitor.probe.runner import probe_target
 from monitor.probe.tokens import warm_up as warm_up_tokenizer
 from monitor.probe.transport.lanes import ClientLanes, warm_up
+from monitor.probe.transport.proxy import proxy_passwords
 from monitor.redact import install_redaction
 from monitor.sample import Sample
 from monitor.storage.db import db_error_line
@@ -109,7 +111,10 @@ class Service:
         # own thread: asyncio's task registry is not safe to walk from another one.
         self._background_tasks = 0
         self._short_routes: set[tuple[str, str]] = set()
-        self._redaction = install_redaction(config.secrets)
+        # The proxy environment's passwords are masked like the config's secrets (monitor.probe.transport.proxy).
+        self._env_secrets = proxy_passwords(os.environ)
+        self._secrets = config.secrets | self._env_secrets
+        self._redaction = install_redaction(self._secrets)
         self.periodic = self._periodic_jobs()
         self.heap = HeapFreezer(options.dedicated_process)
 
@@ -120,7 +125,7 @@ class Service:
                 client,
                 target,
                 agent=self.config.agent,
-                secrets=self.config.secrets,
+                secrets=self._secrets,
                 sched_lag_ms=sched_lag_ms,
                 price=self.config.price(target.provider, target.model),
             )
@@ -224,7 +229,8 @@ class Service:
             self.metrics.config_reloads.labels("refused").inc()
             log.error("config reload refused, keeping the running config: %s", exc)
             return False
-        self._redaction.update(config.secrets)
+        self._secrets = config.secrets | self._env_secrets
+        self._redaction.update(self._secrets)
         if config.alerting != self.config.alerting:
             # The leader's jobs are built once, at start (their timers and the engine's state).
             log.warning("config reloaded: the alerting: timings take effect when firsttoken run restarts")

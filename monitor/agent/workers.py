@@ -267,12 +267,14 @@ async def _worker(conn: Connection, spec: WorkerSpec) -> None:
     from monitor.probe.runner import probe_target
     from monitor.probe.tokens import warm_up as warm_up_tokenizer
     from monitor.probe.transport.lanes import ClientLanes, warm_up
+    from monitor.probe.transport.proxy import proxy_passwords
     from monitor.redact import install_redaction
 
     config_path, agent, shard, shards = spec.config_path, spec.agent, spec.shard, spec.shards
 
     config = load_config(config_path)
-    redaction = install_redaction(config.secrets)
+    env_secrets = proxy_passwords(os.environ)  # the proxy environment's passwords, masked like the config's
+    redaction = install_redaction(config.secrets | env_secrets)
     warm_up_tokenizer()
     await warm_up()
     lanes = ClientLanes()
@@ -285,7 +287,12 @@ async def _worker(conn: Connection, spec: WorkerSpec) -> None:
         async with lanes.lane(target.base_url, target.proxy) as client:
             price = config.price(target.provider, target.model)  # the reloaded config's, after a reload
             return await probe_target(
-                client, target, agent=agent, secrets=config.secrets, sched_lag_ms=sched_lag_ms, price=price
+                client,
+                target,
+                agent=agent,
+                secrets=config.secrets | env_secrets,
+                sched_lag_ms=sched_lag_ms,
+                price=price,
             )
 
     def mine(cfg) -> list:
@@ -349,7 +356,7 @@ async def _worker(conn: Connection, spec: WorkerSpec) -> None:
             except Exception as exc:  # the parent validated it; a file changed since is kept out
                 log.error("probe worker %d: config reload refused: %s", shard, exc)
                 continue
-            redaction.update(config.secrets)
+            redaction.update(config.secrets | env_secrets)
             shard_targets = mine(config)
             scheduler.apply(shard_targets)
             heap.reshape(round_s(shard_targets))

@@ -79,3 +79,18 @@ def proxy_for(url: str, setting: str | None, env_proxies: Mapping[str, str]) -> 
     if "://" not in chosen:  # HTTPS_PROXY=proxy:3128, as curl allows
         chosen = f"http://{chosen}"
     return parse_proxy(chosen)
+
+
+def proxy_passwords(environ: Mapping[str, str]) -> frozenset[str]:
+    """The passwords in the environment's proxy URLs: secrets to mask, like the config's."""
+    found = set()
+    for scheme, value in environment_proxies(environ).items():
+        if scheme == "no":
+            continue
+        try:
+            proxy = parse_proxy(value if "://" in value else f"http://{value}")
+        except ValueError:
+            continue
+        if proxy.password:
+            found.add(proxy.password)
+    return frozenset(found)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from monitor.probe.transport.proxy import Proxy, environment_proxies, parse_proxy, proxy_for
+from monitor.probe.transport.proxy import Proxy, environment_proxies, parse_proxy, proxy_for, proxy_passwords
 
 ENV = environment_proxies(
     {
@@ -56,3 +56,8 @@ def test_credentials_are_kept_apart_from_the_label():
 def test_a_proxy_that_is_not_http_is_refused():
     with pytest.raises(ValueError, match="http://"):
         parse_proxy("socks5://proxy:1080")
+
+
+def test_the_environments_proxy_passwords_are_secrets():
+    env = {"HTTPS_PROXY": "http://svc:Env-S3cret-99@egress:3128", "http_proxy": "plain:8080", "NO_PROXY": "a:b@c"}
+    assert proxy_passwords(env) == {"Env-S3cret-99"}
