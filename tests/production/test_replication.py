@@ -18,7 +18,8 @@ from monitor.storage.replica import ENV_READ_DATABASE_URL, replica_lag_s
 from tests.faults.harness import ServiceProcess, cli, sim_provider, stored_samples, wait_for, write_config
 from tests.production.servers import PgCluster
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+# Two clusters made from scratch (initdb, pg_basebackup) per test: minutes on a loaded 2-core machine.
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(600)]
 
 DB = "firsttoken"
 MODELS = [f"sim:ttft=20:itl=2:tokens=5:jitter=0:output_tokens={5 + i}" for i in range(5)]

@@ -18,7 +18,7 @@ import pytest
 from monitor.simulator.testing import SimulatorProcess
 from tests.faults.harness import ServiceProcess, migrate_cli, sim_provider, stored_samples, wait_for, write_config
 
-pytestmark = [pytest.mark.postgres, pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.postgres, pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(600)]
 
 SLOW = "sim:ttft=300:itl=2:tokens=5:jitter=0"
 FAST = [f"sim:ttft=20:itl=2:tokens=5:jitter=0:output_tokens={5 + i}" for i in range(4)]
