@@ -159,6 +159,7 @@ def test_a_page_in_flight_survives_its_leaders_death_within_a_minute(tmp_path, l
         hooks.close()
         codes = [a.stop() for a in agents]
     (_, first_headers, first), (arrived, again_headers, again) = hooks.requests[:2]
+    print(f"page redelivered {arrived - killed_at:.1f} s after the leader was killed")
     assert arrived - killed_at < 60
     # The same page: receivers deduplicate on these.
     assert again["alert_id"] == first["alert_id"] and again["status"] == first["status"] == "firing"
