@@ -48,12 +48,16 @@ browser-deps:
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
 	fi
 
-# Debian's Prometheus (with promtool) and Alertmanager for the integration tests (-m integration).
-# Installed, never started as services: the tests start their own on loopback.
+# Debian's Prometheus (with promtool) and Alertmanager, PgBouncer and tinyproxy for the integration tests
+# (-m integration). Installed, never started as services: the tests start their own on loopback.
+# One apt-get update, only when something is missing, so a second run changes nothing.
+INTEGRATION_TOOLS := prometheus promtool prometheus-alertmanager pgbouncer tinyproxy
 integration-deps:
-	@if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null || ! command -v prometheus-alertmanager >/dev/null; then \
-		echo "==> installing Debian's prometheus and prometheus-alertmanager for the integration tests"; \
-		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus prometheus-alertmanager; \
+	@missing=""; for tool in $(INTEGRATION_TOOLS); do command -v $$tool >/dev/null || [ -x /usr/sbin/$$tool ] || [ -x /usr/bin/$$tool ] || missing="$$missing $$tool"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "==> installing Debian's prometheus, prometheus-alertmanager, pgbouncer and tinyproxy for the integration tests (missing:$$missing)"; \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus prometheus-alertmanager pgbouncer tinyproxy; \
+		for svc in pgbouncer tinyproxy; do (service $$svc stop || true) >/dev/null 2>&1; done; \
 	fi
 
 # A real LiteLLM proxy for the routing callback's integration test (tests/integrations/), in a venv of

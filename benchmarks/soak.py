@@ -108,6 +108,9 @@ class SoakOptions:
     simulators: int | None = None  # simulator processes; None: one per 2,500 targets, up to the CPUs
     max_concurrency: int | None = None  # None: the agent's default caps
     max_per_provider_region: int | None = None
+    # Probes lasting 0.6-2.6 s (TTFT 0.3-1.2 s, then 20-93 tokens at 15 ms), as real flagship models
+    # answer a short prompt, instead of the default 0.1-1.1 s.
+    flagship: bool = False
 
 
 @dataclass
@@ -138,6 +141,9 @@ class SoakResult:
     poll_failures: int = 0
     healthz_max_ms: float = 0.0
     metrics_max_ms: float = 0.0
+    metrics_ms: list = field(default_factory=list)  # every /metrics answer, whole body, ms
+    metrics_bytes: int = 0  # the newest /metrics body, uncompressed
+    metrics_wire_bytes: int = 0  # the same as sent (gzip: the scraper asks, as Prometheus does)
     unhealthy_polls: int = 0
     slow_polls: list = field(default_factory=list)  # (minute, path, ms) of answers over 250 ms
     spool_peak_bytes: int = 0
@@ -152,6 +158,15 @@ class SoakResult:
 def say(options: SoakOptions, text: str) -> None:
     if options.verbose:
         print(f"[soak {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
+def _model(m: int, per_route: int, flagship: bool) -> str:
+    """The m-th model of a provider region (a distinct name per model: output_tokens differs)."""
+    if not flagship:
+        return f"sim:ttft={80 + 7 * m}:itl=4:tokens={12 + m % 20}:jitter=0.2:output_tokens={12 + m}"
+    share = m / max(1, per_route - 1)
+    ttft, tokens = round(300 + 900 * share), round(20 + 73 * share)
+    return f"sim:ttft={ttft}:itl=15:tokens={tokens}:jitter=0.2"
 
 
 def build_config(
@@ -171,7 +186,7 @@ def build_config(
         models = []
         for m in range(per_route):
             tail = f":{FAULTS[(p * per_route + m) % len(FAULTS)]}" if m < faulty else ""
-            models.append(f"sim:ttft={80 + 7 * m}:itl=4:tokens={12 + m % 20}:jitter=0.2:output_tokens={12 + m}{tail}")
+            models.append(f"{_model(m, per_route, options.flagship)}{tail}")
         sim_url = sim_urls[p % len(sim_urls)]
         regions = {f"r{r}": f"{sim_url}/region/r{r}{base_path(protocol)}" for r in range(REGIONS)}
         name = f"p{p:02d}"
@@ -293,6 +308,25 @@ def log_time(line: str) -> float:
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))] if ordered else float("nan")
+
+
+def timed_scrape(url: str) -> tuple[int | None, float, int, int]:
+    """/metrics as Prometheus asks for it (gzip): (status, ms, bytes uncompressed, bytes on the wire).
+    The body is read and dropped as it streams (see timed_get)."""
+    started = time.perf_counter()
+    try:
+        with httpx.stream("GET", url, timeout=5, headers={"Accept-Encoding": "gzip"}) as response:
+            body_bytes = 0
+            for chunk in response.iter_bytes(1 << 20):
+                body_bytes += len(chunk)
+            return (
+                response.status_code,
+                (time.perf_counter() - started) * 1000,
+                body_bytes,
+                response.num_bytes_downloaded,
+            )
+    except httpx.HTTPError:
+        return None, (time.perf_counter() - started) * 1000, 0, 0
 
 
 def timed_get(url: str, keep_body: bool = True) -> tuple[int | None, float, str]:
@@ -430,7 +464,12 @@ def _poll(result: SoakResult, ps: psutil.Process, base: str, minute: float) -> N
     """/healthz every poll; /metrics every third, about as often as a Prometheus scrape."""
     result.polls += 1
     for path in ("/healthz", "/metrics") if result.polls % 3 == 1 else ("/healthz",):
-        status, ms, body = timed_get(base + path, keep_body=path == "/healthz")
+        if path == "/metrics":
+            status, ms, result.metrics_bytes, result.metrics_wire_bytes = timed_scrape(base + path)
+            result.metrics_ms.append(ms)
+            body = ""
+        else:
+            status, ms, body = timed_get(base + path)
         if ms > 250:
             result.slow_polls.append((round(minute, 2), path, round(ms)))
         if status is None or (path == "/metrics" and status != 200):
@@ -499,6 +538,12 @@ def _tally(
     result.lag_p50_ms, result.lag_p99_ms = percentile(lags, 50), percentile(lags, 99)
 
 
+def _per_target_scrape(result: SoakResult) -> str:
+    n = max(1, result.targets)
+    median_ms = percentile(result.metrics_ms, 50) if result.metrics_ms else float("nan")
+    return f"{result.metrics_bytes / n:,.0f} B, {result.metrics_wire_bytes / n:,.0f} B, {median_ms:.0f} ms"
+
+
 def table(result: SoakResult) -> str:
     rows = [
         ("targets × interval", f"{result.targets} × 1 per interval, {result.minutes:g} min"),
@@ -512,6 +557,7 @@ def table(result: SoakResult) -> str:
         ("open fds start / peak / end", f"{result.fds_start} / {result.fds_peak} / {result.fds_end}"),
         ("/healthz polls, failed answers", f"{result.polls} ({result.poll_failures} failed, {result.unhealthy_polls} healthz 503)"),
         ("slowest /healthz, /metrics answer", f"{result.healthz_max_ms:.0f} ms, {result.metrics_max_ms:.0f} ms"),
+        ("/metrics per target: bytes, gzip bytes, median scrape", _per_target_scrape(result)),
         ("spool peak / samples dropped", f"{result.spool_peak_bytes} B / {result.dropped_samples}"),
         ("pages delivered / duplicated", f"{result.pages} / {result.duplicate_pages}"),
         ("unhandled exceptions in the log", str(result.crash_lines)),
@@ -536,6 +582,7 @@ def main() -> None:
     parser.add_argument("--simulators", type=int, help="simulator processes (default: one per 2,500 targets)")
     parser.add_argument("--max-concurrency", type=int, help="defaults.max_concurrency (default: the agent's)")
     parser.add_argument("--max-per-provider-region", type=int, help="defaults.max_per_provider_region")
+    parser.add_argument("--flagship", action="store_true", help="probes lasting 0.6-2.6 s, as real flagships'")
     args = parser.parse_args()
     if args.db_outage and args.database != "postgres":
         parser.error("--db-outage needs --database postgres")
@@ -551,6 +598,7 @@ def main() -> None:
         simulators=args.simulators,
         max_concurrency=args.max_concurrency,
         max_per_provider_region=args.max_per_provider_region,
+        flagship=args.flagship,
     )
     result = run_soak(options)
     print(f"firsttoken soak on {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d')}")

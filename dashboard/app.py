@@ -18,6 +18,7 @@ if _ROOT not in sys.path:
 import streamlit as st  # noqa: E402
 
 from dashboard import auth  # noqa: E402
+from dashboard.replica import show_replica_lag  # noqa: E402
 
 PAGES = Path(__file__).resolve().parent / "pages"
 
@@ -48,6 +49,7 @@ if auth.is_authenticated():
             ],
         }
     )
+    show_replica_lag()
     if auth.mode() != "open" and st.sidebar.button("Sign out"):
         auth.sign_out()
         st.rerun()

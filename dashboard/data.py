@@ -94,6 +94,17 @@ def schema_problem() -> str | None:
         return _one_line(exc)
 
 
+@st.cache_data(ttl=10, show_spinner=False)
+def replica_lag_s() -> float | None:
+    """How far behind its primary the replica the dashboard reads is; None when it reads a primary."""
+    from monitor.storage.replica import replica_lag_s as lag_of
+
+    try:
+        return lag_of(engine())
+    except Exception:  # an unreachable database says so on the page itself
+        return None
+
+
 @st.cache_data(ttl=60, show_spinner=False)
 def targets() -> tuple[TargetRef, ...]:
     return tuple(guarded(target_queries.list_targets, engine()))

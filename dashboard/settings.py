@@ -15,6 +15,7 @@ from typing import Any
 
 ENV_DASHBOARD_URL = "FIRSTTOKEN_DASHBOARD_DATABASE_URL"
 ENV_DATABASE_URL = "FIRSTTOKEN_DATABASE_URL"
+ENV_READ_DATABASE_URL = "FIRSTTOKEN_READ_DATABASE_URL"  # a streaming replica: the dashboard only reads
 ENV_CONFIG = "FIRSTTOKEN_CONFIG"
 ENV_PASSWORD = "FIRSTTOKEN_DASHBOARD_PASSWORD"
 DEFAULT_CONFIG = "firsttoken.yaml"
@@ -112,7 +113,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
                 problem = f"{path}: " + str(exc).splitlines()[0]
     elif env.get(ENV_CONFIG):
         problem = f"config file {path} not found"
-    url = env.get(ENV_DASHBOARD_URL) or env.get(ENV_DATABASE_URL)
+    url = env.get(ENV_DASHBOARD_URL) or env.get(ENV_READ_DATABASE_URL) or env.get(ENV_DATABASE_URL)
     if not url:
         url = config.database_url if config is not None else DEFAULT_DATABASE_URL
     prices = {k: (p.input, p.output) for k, p in config.prices.items()} if config is not None else {}

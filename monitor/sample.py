@@ -109,6 +109,9 @@ class Sample:
     cost_usd: float | None = None
     answer_fingerprint: str | None = None  # temperature-0 prompts: a normalised hash of the answer
     failed_check: str | None = None  # the `expect:` check that failed (error_kind assertion)
+    # The egress proxy's origin (no credentials) when the probe went through one: dns_ms and
+    # connect_ms are then the proxy's, tls_ms the provider's handshake inside the CONNECT tunnel.
+    via_proxy: str | None = None
     agent: str = "local"
     # Idempotency key: the writer and the spool replay use it so that a
     # sample is never stored twice.

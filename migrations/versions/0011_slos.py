@@ -6,7 +6,7 @@ the share of the period's error budget left, which the notification body carries
 every other alert leaves them empty, and on PostgreSQL the change is a catalogue change only.
 
 Revision ID: 0011_slos
-Revises: 0008
+Revises: 0010_leader_lease
 Create Date: 2026-12-02
 """
 
@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0011_slos"
-down_revision: str | Sequence[str] | None = "0008"
+down_revision: str | Sequence[str] | None = "0010_leader_lease"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -66,9 +66,12 @@ class _Family:
     the series dict and each series' values; rendering happens outside it.
     """
 
-    def __init__(self, name: str, documentation: str, labelnames: Sequence[str]) -> None:
+    def __init__(self, name: str, documentation: str, labelnames: Sequence[str], created: bool = True) -> None:
         self.name = name
         self.labelnames = tuple(labelnames)
+        # `<name>_created` lines, one a series, as prometheus_client writes them; Prometheus ignores
+        # them unless asked, so the per-target families leave them out (a line a target saved).
+        self.created = created
         self._series: dict[tuple[str, ...], _Series] = {}
         self._lock = threading.Lock()
 
@@ -97,6 +100,8 @@ class _Family:
         yield self._header.encode()
         for s in series:
             yield s.text
+        if not self.created:
+            return
         if series:
             yield self._created_header.encode()
         for s in series:
@@ -136,8 +141,10 @@ class _Series:
 class SeriesHistogram(_Family):
     """A labelled histogram family: `observe(label_values, value)`, `chunks()`, `render()`."""
 
-    def __init__(self, name: str, documentation: str, labelnames: Sequence[str], buckets: Iterable[float]) -> None:
-        super().__init__(name, documentation, labelnames)
+    def __init__(
+        self, name: str, documentation: str, labelnames: Sequence[str], buckets: Iterable[float], created: bool = True
+    ) -> None:
+        super().__init__(name, documentation, labelnames, created)
         bounds = sorted(float(b) for b in buckets)
         if not bounds or bounds[-1] != math.inf:
             bounds.append(math.inf)
@@ -176,8 +183,8 @@ class SeriesHistogram(_Family):
 class SeriesCounter(_Family):
     """A labelled counter family (`name_total`): `inc(label_values, amount=1)`."""
 
-    def __init__(self, name: str, documentation: str, labelnames: Sequence[str]) -> None:
-        super().__init__(name, documentation, labelnames)
+    def __init__(self, name: str, documentation: str, labelnames: Sequence[str], created: bool = True) -> None:
+        super().__init__(name, documentation, labelnames, created)
         self._header = f"# HELP {name}_total {documentation}\n# TYPE {name}_total counter\n"
         self._created_header = f"# HELP {name}_created {documentation}\n# TYPE {name}_created gauge\n"
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from monitor import __version__
 from monitor.agent.heap import HeapFreezer, round_s
-from monitor.agent.leader import LEADER_RETRY_S, LeaderElection
+from monitor.agent.leader import LEADER_RETRY_S, LeaderElection, instance_name
 from monitor.agent.metrics import Health, ProbeMetrics, StatusServer
 from monitor.agent.periodic import PeriodicJobs
 from monitor.agent.reachability import Reachability
@@ -29,9 +30,11 @@ from monitor.config import Config, ConfigError, load_config
 from monitor.probe.cache_pair import probe_round
 from monitor.probe.tokens import warm_up as warm_up_tokenizer
 from monitor.probe.transport.lanes import ClientLanes, warm_up
+from monitor.probe.transport.proxy import proxy_passwords
 from monitor.redact import install_redaction, redact
 from monitor.sample import Sample
 from monitor.storage.db import db_error_line
+from monitor.storage.replica import read_database_url
 
 log = logging.getLogger(__name__)
 
@@ -69,13 +72,16 @@ class Service:
         self.options = options
         self.config = config
         self.engine = make_engine(config.database_url)
+        # /routes, status JSON and badges only read: a replica may serve them (FIRSTTOKEN_READ_DATABASE_URL).
+        read_url = read_database_url(config.database_url)
+        self.read_engine = self.engine if read_url == config.database_url else make_engine(read_url)
         spool_dir = options.spool_dir or str(Path(f"firsttoken-spool-{config.agent}").resolve())
         spool_limit = {} if options.spool_max_bytes is None else {"spool_max_bytes": options.spool_max_bytes}
         self.writer = SampleWriter(self.engine, spool_dir, **spool_limit)
         self.metrics = ProbeMetrics()
         self.reachability = Reachability()
         self.lanes = ClientLanes()
-        self.leader = LeaderElection(self.engine)
+        self.leader = LeaderElection(self.engine, instance_name(config.agent))
         workers = choose_workers(config.targets_for_agent(config.agent), options.probe_workers)
         if workers > 1:
             self.scheduler = WorkerProbes(
@@ -106,18 +112,21 @@ class Service:
         # own thread: asyncio's task registry is not safe to walk from another one.
         self._background_tasks = 0
         self._short_routes: set[tuple[str, str]] = set()
-        self._redaction = install_redaction(config.secrets)
+        # The proxy environment's passwords are masked like the config's secrets (monitor.probe.transport.proxy).
+        self._env_secrets = proxy_passwords(os.environ)
+        self._secrets = config.secrets | self._env_secrets
+        self._redaction = install_redaction(self._secrets)
         self.periodic = self._periodic_jobs()
         self.heap = HeapFreezer(options.dedicated_process)
 
     # ------------------------------------------------------------- probing
     async def _probe(self, target, sched_lag_ms: float) -> tuple[Sample, ...]:
-        async with self.lanes.lane(target.base_url) as client:
+        async with self.lanes.lane(target.base_url, target.proxy) as client:
             return await probe_round(
                 client,
                 target,
                 agent=self.config.agent,
-                secrets=self.config.secrets,
+                secrets=self._secrets,
                 sched_lag_ms=sched_lag_ms,
                 price=self.config.price(target.provider, target.model),
             )
@@ -145,7 +154,7 @@ class Service:
         from monitor.agent.public import PublicStatus
         from monitor.agent.routes_api import routes_handler
 
-        public = PublicStatus(self.engine, lambda: self.config)
+        public = PublicStatus(self.read_engine, lambda: self.config)
         self._mcp = LazyApp(lambda: self._build_mcp(public), b"not found: /mcp needs pip install 'firsttoken[mcp]'\n")
 
         def cadence_s() -> int:
@@ -158,7 +167,7 @@ class Service:
             self.health,
             public.handle,
             AnswerCache(
-                routes_handler(self.engine, base_urls=lambda: {t.id: t.base_url for t in self.config.targets}),
+                routes_handler(self.read_engine, base_urls=lambda: {t.id: t.base_url for t in self.config.targets}),
                 ttl_s=lambda: ttl_for(cadence_s()),
             ),
             max_age_s=cadence_s,
@@ -199,6 +208,7 @@ class Service:
         self.status.stop()
         self._mcp.close()
         self.engine.dispose()
+        self.read_engine.dispose()
         log.info("stopped")
         return 0
 
@@ -255,7 +265,8 @@ class Service:
             self.metrics.config_reloads.labels("refused").inc()
             log.error("config reload refused, keeping the running config: %s", exc)
             return False
-        self._redaction.update(config.secrets)
+        self._secrets = config.secrets | self._env_secrets
+        self._redaction.update(self._secrets)
         if config.alerting != self.config.alerting:
             # The leader's jobs are built once, at start (their timers and the engine's state).
             log.warning("config reloaded: the alerting: timings take effect when firsttoken run restarts")
@@ -277,7 +288,8 @@ class Service:
         from monitor.storage import apply_retention, ensure_partitions_ahead, rollup_recent
 
         jobs = PeriodicJobs(lambda: self.leader.is_leader)
-        engine = self.engine
+        # Leader-only work writes through the fenced engine: each transaction checks the lease's token.
+        engine = self.leader.fenced_engine()
 
         def blocking(name: str, fn: Callable[[], object]) -> Callable[[], Awaitable[None]]:
             return lambda: self._run_blocking(name, fn)
@@ -385,6 +397,7 @@ class Service:
             "background_tasks": self._background_tasks,
             "http_lanes": self.lanes.size,
             "leader": self.leader.is_leader,
+            "leader_token": self.leader.token if self.leader.is_leader else None,
             "reaches_providers": self.reachability.healthy(datetime.now(UTC)),
             "database_up": stats.database_up,
             "queue_depth": stats.queue_depth,

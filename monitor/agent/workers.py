@@ -52,8 +52,13 @@ from monitor.sample import Sample
 
 log = logging.getLogger(__name__)
 
-# Probes a second one event loop takes on before a second process pays off: 2,000 targets at
-# 1-minute intervals (33/s) held overhead p99 3.6 ms on one loop; 5,000 (83/s) did not.
+# Up to this many probes a second, one process probes (no workers to start, feed and watch).
+# 2,000 targets at 1-minute intervals (33/s) on one loop measured TTFT overhead p99 5.6 ms on
+# SQLite and 6.1 ms on PostgreSQL (issue 22), over the 5 ms goal that worker mode meets: the
+# writer's and the leader's CPU share the loop's core. So from 25/s (1,500 targets a minute) on,
+# probes go to workers, sized by PROBES_PER_S_PER_LOOP.
+ONE_PROCESS_UP_TO_PROBES_PER_S = 25.0
+# Probes a second each worker's loop takes on: 5,000 targets (83/s) run in 3 workers where 3 cores allow.
 PROBES_PER_S_PER_LOOP = 40.0
 SEND_EVERY_S = 0.1
 ROUTES_EVERY_TICKS = 10  # each route's cap and load go to the parent about once a second
@@ -67,9 +72,10 @@ def choose_workers(targets: Iterable, requested: int | None = None, cpus: int | 
     if requested is not None:
         return max(1, requested)
     rate = sum(1.0 / t.interval_s for t in targets if t.interval_s > 0)
-    if rate <= PROBES_PER_S_PER_LOOP:
+    if rate <= ONE_PROCESS_UP_TO_PROBES_PER_S:
         return 1
-    return max(1, min(cpus or os.cpu_count() or 1, math.ceil(rate / PROBES_PER_S_PER_LOOP)))
+    # At least two: past the one-process rate the point is to take probing off the writer's core.
+    return max(1, min(cpus or os.cpu_count() or 1, max(2, math.ceil(rate / PROBES_PER_S_PER_LOOP))))
 
 
 def shard_of(target_id: str, shards: int) -> int:
@@ -261,12 +267,14 @@ async def _worker(conn: Connection, spec: WorkerSpec) -> None:
     from monitor.probe.cache_pair import probe_round
     from monitor.probe.tokens import warm_up as warm_up_tokenizer
     from monitor.probe.transport.lanes import ClientLanes, warm_up
+    from monitor.probe.transport.proxy import proxy_passwords
     from monitor.redact import install_redaction
 
     config_path, agent, shard, shards = spec.config_path, spec.agent, spec.shard, spec.shards
 
     config = load_config(config_path)
-    redaction = install_redaction(config.secrets)
+    env_secrets = proxy_passwords(os.environ)  # the proxy environment's passwords, masked like the config's
+    redaction = install_redaction(config.secrets | env_secrets)
     warm_up_tokenizer()
     await warm_up()
     lanes = ClientLanes()
@@ -276,10 +284,15 @@ async def _worker(conn: Connection, spec: WorkerSpec) -> None:
     pending: list[Sample] = []
 
     async def probe(target, sched_lag_ms: float) -> tuple[Sample, ...]:
-        async with lanes.lane(target.base_url) as client:
+        async with lanes.lane(target.base_url, target.proxy) as client:
             price = config.price(target.provider, target.model)  # the reloaded config's, after a reload
             return await probe_round(
-                client, target, agent=agent, secrets=config.secrets, sched_lag_ms=sched_lag_ms, price=price
+                client,
+                target,
+                agent=agent,
+                secrets=config.secrets | env_secrets,
+                sched_lag_ms=sched_lag_ms,
+                price=price,
             )
 
     def mine(cfg) -> list:
@@ -343,7 +356,7 @@ async def _worker(conn: Connection, spec: WorkerSpec) -> None:
             except Exception as exc:  # the parent validated it; a file changed since is kept out
                 log.error("probe worker %d: config reload refused: %s", shard, exc)
                 continue
-            redaction.update(config.secrets)
+            redaction.update(config.secrets | env_secrets)
             shard_targets = mine(config)
             scheduler.apply(shard_targets)
             heap.reshape(round_s(shard_targets))

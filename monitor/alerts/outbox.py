@@ -13,8 +13,9 @@ idempotency key, the most any sender can promise:
    backoff with jitter, or `failed` once the row is older than `max_age_s`
    or the receiver refused it for good (a 400). Guarded by the claim.
 
-A process that dies between 2 and 3 leaves the row claimed; when the lease
-runs out it is sent again with the same delivery id (receivers deduplicate
+A process that dies between 2 and 3 leaves the row claimed; its lease
+(renewed while it sends, monitor/alerts/claims.py) runs out within
+`lease_s` and the row is sent again with the same delivery id (receivers deduplicate
 on it; PagerDuty on its dedup_key). A row is only due once every earlier
 row of the same alert and notifier is settled, so a `resolved` never
 overtakes its `firing`.
@@ -33,6 +34,7 @@ from typing import Any
 from sqlalchemy import Engine, and_, exists, select, update
 from sqlalchemy.orm import aliased
 
+from monitor.alerts.claims import ClaimKeeper
 from monitor.alerts.notifiers import DeliveryError, build_notifier
 from monitor.alerts.records import FIRING_EVENT, REPEAT_EVENT
 from monitor.alerts.store import queue_resend
@@ -51,7 +53,9 @@ class RetryPolicy:
     base_s: float = 10.0  # first retry after about this long
     cap_s: float = 30 * 60.0  # never wait longer than this between tries
     max_age_s: float = 24 * 3600.0  # give up (status failed) on a notification this old
-    lease_s: float = 300.0  # a claimed row is retried after this if its sender vanished; > any send timeout
+    # A claimed row is sent again this long after its sender vanished (renewed while it sends:
+    # monitor/alerts/claims.py), so a page in flight survives its leader within a minute.
+    lease_s: float = 20.0
     jitter: float = 0.5  # each wait is drawn from [1 - jitter, 1] x the exponential step
 
     def delay_s(self, attempts: int, rng: random.Random) -> float:
@@ -104,16 +108,21 @@ class OutboxDelivery:
         secrets = tuple(config.secrets)
         broken: set[str] = set()  # failed once this run: the rest of their rows wait for the next
         sent = retried = failed = 0
+        claims = ClaimKeeper(engine, self.policy.lease_s, self.clock)
         try:
             while time.monotonic() < deadline:
                 claimed = self._claim(engine, self.clock(), exclude=broken)
                 if not claimed:
                     break
                 for row in claimed:
+                    claims.hold(row.id, row.attempts)
+                for row in claimed:
                     if row.notifier in broken:
+                        claims.drop(row.id)
                         self._release(engine, row)
                         continue
                     outcome = self._send(row, configs, notifiers, secrets)
+                    claims.drop(row.id)
                     now = self.clock()
                     if outcome is None:
                         self._finish(engine, row, status=SENT, sent_at=now, last_error=None)
@@ -136,6 +145,7 @@ class OutboxDelivery:
                         )
                         retried += 1
         finally:
+            claims.close()
             for notifier in notifiers.values():
                 notifier.close()
         return DeliveryStats(sent, retried, failed)

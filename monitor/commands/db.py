@@ -38,11 +38,15 @@ class SchemaNotReady(Exception):
     """The command's database is not migrated to this version (the message says what to run)."""
 
 
-def open_migrated(args: argparse.Namespace):
-    """The command's database (`database_url_for`), checked to be at this version; the caller disposes it."""
-    from monitor.storage.migrate import check_schema
+def open_migrated(args: argparse.Namespace, *, read_only: bool = False):
+    """The command's database (`database_url_for`), checked to be at this version; the caller disposes it.
 
-    engine = make_engine(database_url_for(args))
+    `read_only` commands read on the replica that FIRSTTOKEN_READ_DATABASE_URL names, if any."""
+    from monitor.storage.migrate import check_schema
+    from monitor.storage.replica import read_database_url
+
+    url = database_url_for(args)
+    engine = make_engine(read_database_url(url) if read_only else url)
     problem = check_schema(engine)
     if problem:
         engine.dispose()
@@ -51,9 +55,9 @@ def open_migrated(args: argparse.Namespace):
 
 
 @contextlib.contextmanager
-def migrated_engine(args: argparse.Namespace) -> Iterator:
+def migrated_engine(args: argparse.Namespace, *, read_only: bool = False) -> Iterator:
     """`open_migrated`, disposed on leaving the block."""
-    engine = open_migrated(args)
+    engine = open_migrated(args, read_only=read_only)
     try:
         yield engine
     finally:

@@ -32,7 +32,7 @@ async def probe_many(
     async with ClientLanes() as lanes:
 
         async def one(target) -> None:
-            async with gate, lanes.lane(target.base_url) as client:
+            async with gate, lanes.lane(target.base_url, target.proxy) as client:
                 price = prices(target.provider, target.model) if prices else None
                 round_samples = await probe_round(client, target, agent=agent, secrets=secrets, price=price)
             for sample in round_samples:  # a cache probe's cold/warm pair: both printed

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         return ranked
 
     try:
-        with migrated_engine(args) as engine:
+        with migrated_engine(args, read_only=True) as engine:
             ranked = rank(engine)
             if every_s is not None:
                 return _watch(engine, rank, ranked, every_s, as_json=getattr(args, "json", False))

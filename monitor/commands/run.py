@@ -20,7 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--probe-workers",
         type=int,
-        help="processes that probe (one event loop each); default: one per 40 probes/s, up to the CPUs; 1: this one",
+        help="processes that probe (one event loop each); default: past 25 probes/s, one per 40 probes/s (at least two), up to the CPUs; 1: this one",
     )
     p.add_argument(
         "--spool-max-bytes",

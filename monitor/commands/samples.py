@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     if limit is not None and limit < 1:
         raise UsageError("firsttoken samples: --limit must be at least 1")
     try:
-        with migrated_engine(args) as engine:
+        with migrated_engine(args, read_only=True) as engine:
             samples = recent_samples(
                 engine,
                 target_glob=getattr(args, "target", None) or "*",

@@ -139,6 +139,7 @@ def _target(
         agents=check.agents,
         canonical_model=provider.canonical.get(key.model, key.model),
         reasoning=prompt.reasoning or provider.reasoning,
+        proxy=provider.proxy,
     )
 
 

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, AliasChoices, BeforeValidator, Field, WithJsonSchema, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from monitor.config.egress import ProxySetting
 from monitor.config.errors import did_you_mean, fail, kind, problem
 from monitor.config.fields import (
     ENV_REF,
@@ -170,6 +171,8 @@ class Provider:
     ttft_timeout_s: seconds(HOUR) | None = alias("ttft_timeout", None)
     status_page: Url | None = None  # Statuspage v2 summary JSON URL (issue 15)
     reasoning: Reasoning | None = None
+    # Egress proxy for this provider's probes (URL, or `direct`); unset: HTTPS_PROXY/HTTP_PROXY/NO_PROXY.
+    proxy: ProxySetting | None = field(default=None, repr=False, hash=False)
 
     @property
     def models(self) -> tuple[str, ...]:

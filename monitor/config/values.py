@@ -45,6 +45,7 @@ class Target:
     agents: tuple[str, ...] = ()  # empty = every agent
     canonical_model: str = ""  # the provider's `as:` name for the model, else its id
     reasoning: Reasoning | None = None  # the prompt's, else the provider's
+    proxy: str | None = field(default=None, repr=False, hash=False)  # the provider's `proxy:`; None: the environment
 
     @property
     def id(self) -> str:

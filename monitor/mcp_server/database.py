@@ -1,7 +1,8 @@
 """The MCP tools' database connection: read-only twice over.
 
-The URL is FIRSTTOKEN_MCP_DATABASE_URL, else FIRSTTOKEN_DASHBOARD_DATABASE_URL (the read-only
-role docker compose creates for the dashboard), else the service's own; and whichever role it
+The URL is FIRSTTOKEN_MCP_DATABASE_URL, else FIRSTTOKEN_READ_DATABASE_URL (a streaming replica),
+else FIRSTTOKEN_DASHBOARD_DATABASE_URL (the read-only role docker compose creates for the
+dashboard), else the service's own; and whichever role it
 is, every session is opened read-only (PostgreSQL `default_transaction_read_only`, SQLite
 `query_only`), so no tool, bug or injected argument can write.
 """
@@ -13,13 +14,15 @@ import os
 from sqlalchemy import Engine, event
 
 from monitor.storage.db import make_engine
+from monitor.storage.replica import ENV_READ_DATABASE_URL
 
 ENV_MCP_DATABASE_URL = "FIRSTTOKEN_MCP_DATABASE_URL"
 ENV_READ_ONLY_DATABASE_URL = "FIRSTTOKEN_DASHBOARD_DATABASE_URL"
 
 
 def read_only_url(service_url: str, environ=os.environ) -> str:
-    for name in (ENV_MCP_DATABASE_URL, ENV_READ_ONLY_DATABASE_URL):
+    # A streaming replica (FIRSTTOKEN_READ_DATABASE_URL) before the primary's read-only role.
+    for name in (ENV_MCP_DATABASE_URL, ENV_READ_DATABASE_URL, ENV_READ_ONLY_DATABASE_URL):
         value = (environ.get(name) or "").strip()
         if value:
             return value

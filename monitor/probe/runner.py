@@ -250,6 +250,7 @@ def _assemble(
         "tls_ms": trace.tls_ms,
         "connection_reused": trace.connection_reused if headers_ns is not None or trace.connect_start_ns else None,
         "ttfb_ms": None if headers_ns is None else (headers_ns - t0_ns) / 1e6,
+        "via_proxy": trace.via_proxy,
     }
     metrics = session.measurement.metrics(end_ns=end_ns) if session is not None else None
     if metrics is not None:

@@ -15,6 +15,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from monitor.errors import ConfigurationError
+from monitor.storage.pooler import PreparePolicyError, prepare_policy, watch_prepared_statements
 
 DEFAULT_DATABASE_URL = "sqlite:///firsttoken.db"
 ENV_DATABASE_URL = "FIRSTTOKEN_DATABASE_URL"
@@ -79,7 +80,13 @@ def make_engine(url: str | URL, **kwargs) -> Engine:
     connect_args.update(kwargs.pop("connect_args", {}))
     kwargs.setdefault("pool_pre_ping", True)
     kwargs.setdefault("pool_size", 5)
-    return create_engine(parsed, connect_args=connect_args, **kwargs)
+    try:
+        parsed, prepare = prepare_policy(parsed)
+    except PreparePolicyError as exc:
+        raise DatabaseURLError([str(exc)]) from None
+    engine = create_engine(parsed, connect_args=connect_args, **kwargs)
+    watch_prepared_statements(engine, prepare)
+    return engine
 
 
 def _sqlite_engine(url: URL, **kwargs) -> Engine:

@@ -149,6 +149,7 @@ class SampleRow(Base):
     cost_usd: Mapped[float | None] = mapped_column(Float)
     answer_fingerprint: Mapped[str | None] = mapped_column(Text)
     failed_check: Mapped[str | None] = mapped_column(Text)
+    via_proxy: Mapped[str | None] = mapped_column(Text)  # the egress proxy's origin, when there was one
 
 
 class Agent(Base):
@@ -365,6 +366,21 @@ class JobState(Base):
     name: Mapped[str] = mapped_column(Text, primary_key=True)
     done_until: Mapped[datetime | None]
     updated_at: Mapped[datetime]
+
+
+class LeaderLease(Base):
+    """Who runs the once-only work, until when, under which fencing token (monitor/agent/leader.py).
+
+    One row per role ("leader"). Times are the database's clock, never an agent's. The token
+    grows by one at every change of holder; leader-only transactions check it first."""
+
+    __tablename__ = "leader_lease"
+
+    name: Mapped[str] = mapped_column(Text, primary_key=True)
+    holder: Mapped[str] = mapped_column(Text)  # agent name and instance, for /healthz and the logs
+    token: Mapped[int] = mapped_column(BigInteger)
+    acquired_at: Mapped[datetime]
+    expires_at: Mapped[datetime]
 
 
 # A cache probe's halves (DESIGN §13): rollup metric -> (samples column, cache_state it keeps).

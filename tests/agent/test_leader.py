@@ -1,76 +1,164 @@
-"""Several agents on one PostgreSQL: exactly one leader, and a new one when it dies."""
+"""Several agents on one PostgreSQL: exactly one leader, a new one when it dies, and a deposed one fenced off."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
+from sqlalchemy import text
 
-from monitor.agent.leader import LeaderElection
+from monitor.agent.leader import LeaderElection, NotLeader
+from monitor.storage import migrate
 from monitor.storage.db import make_engine
 from tests.pg import pg_url
 
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture(scope="module")
+def migrated_name(pg_server):
+    name = pg_server.create_database()
+    engine = make_engine(pg_url(name))
+    migrate.upgrade(engine)
+    engine.dispose()
+    return name
+
 
 @pytest.fixture
-def pg_database(pg_server):
-    return pg_url(pg_server.create_database())
+def pg_database(migrated_name):
+    """The module's migrated database with no lease in it."""
+    url = pg_url(migrated_name)
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM leader_lease"))
+    engine.dispose()
+    return url
 
 
-def test_one_leader_among_agents_and_takeover_when_it_dies(pg_database):
-    engines = [make_engine(pg_database) for _ in range(3)]
-    elections = [LeaderElection(e) for e in engines]
+@pytest.fixture
+def elections(pg_database):
+    made: list[LeaderElection] = []
+
+    def make(holder: str, ttl_s: float = 20.0) -> LeaderElection:
+        election = LeaderElection(make_engine(pg_database), holder, ttl_s=ttl_s)
+        made.append(election)
+        return election
+
+    yield make
+    for election in made:
+        election.release()
+        election._engine.dispose()
+
+
+def lease_row(url: str):
+    engine = make_engine(url)
     try:
-        results = [e.poll() for e in elections]
-        assert results.count(True) == 1
-        leader = results.index(True)
-        # Polling again keeps the same leader: no flapping.
-        assert [e.poll() for e in elections] == results
-        # The leader's process dies: its connection (and the lock) go away.
-        elections[leader]._conn.invalidate()
-        elections[leader]._conn = None
-        engines[leader].dispose()
-        survivors = [e for i, e in enumerate(elections) if i != leader]
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and not any(e.poll() for e in survivors):
-            time.sleep(0.2)
-        assert [e.is_leader for e in survivors].count(True) == 1
+        with engine.connect() as conn:
+            return conn.execute(text("SELECT holder, token FROM leader_lease")).one()
     finally:
-        for e in elections:
-            e.release()
-        for engine in engines:
-            engine.dispose()
+        engine.dispose()
 
 
-def test_released_lock_is_taken_by_the_next_poll(pg_database):
-    first, second = LeaderElection(make_engine(pg_database)), LeaderElection(make_engine(pg_database))
-    try:
-        assert first.poll() and not second.poll()
-        first.release()
-        assert second.poll()
-    finally:
-        first.release()
-        second.release()
+def test_one_leader_among_agents_and_takeover_when_it_dies(elections, pg_database):
+    agents = [elections(f"agent-{i}", ttl_s=1.0) for i in range(3)]
+    results = [a.poll() for a in agents]
+    assert results.count(True) == 1
+    leader = agents[results.index(True)]
+    # Polling again keeps the same leader, under the same token: no flapping.
+    for _ in range(3):
+        assert [a.poll() for a in agents] == results
+    assert lease_row(pg_database) == (leader.holder, leader.token)
+    # The leader's process dies: it stops renewing, and its lease runs out.
+    survivors = [a for a in agents if a is not leader]
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not any(a.poll() for a in survivors):
+        time.sleep(0.2)
+    assert [a.is_leader for a in survivors].count(True) == 1
+    new = next(a for a in survivors if a.is_leader)
+    assert new.token == leader.token + 1  # every change of holder bumps the fencing token
+    # The old leader comes back (a long pause, not a death): it finds the lease taken.
+    assert not leader.poll() and leader.token is None
+
+
+def test_released_lease_is_taken_by_the_next_poll(elections):
+    first, second = elections("first"), elections("second")
+    assert first.poll() and not second.poll()
+    first.release()
+    assert second.poll()  # no waiting out the 20 s lease after a clean shutdown
 
 
 def test_sqlite_is_always_its_own_leader(tmp_path):
-    election = LeaderElection(make_engine(f"sqlite:///{tmp_path / 'x.db'}"))
+    engine = make_engine(f"sqlite:///{tmp_path / 'x.db'}")
+    election = LeaderElection(engine)
     assert election.is_leader and election.poll()
+    assert election.fenced_engine() is engine
+
+
+def test_a_deposed_leader_cannot_write(elections, pg_database):
+    old = elections("old", ttl_s=0.5)
+    assert old.poll()
+    fenced = old.fenced_engine()
+    with fenced.begin() as conn:
+        conn.execute(text("CREATE TABLE IF NOT EXISTS fence_probe (n int)"))
+    time.sleep(0.8)  # old stalls past its lease (a GC pause, a partition) ...
+    new = elections("new")
+    assert new.poll()  # ... and another agent takes over
+    # old still believes it leads: it has not polled since. Its next write is refused all the same.
+    assert old.is_leader
+    with pytest.raises(NotLeader), fenced.begin() as conn:
+        conn.execute(text("INSERT INTO fence_probe VALUES (1)"))
+    assert not old.is_leader
+    with new.fenced_engine().begin() as conn:
+        conn.execute(text("INSERT INTO fence_probe VALUES (2)"))
+        assert conn.execute(text("SELECT array_agg(n) FROM fence_probe")).scalar() == [2]
+        conn.execute(text("DROP TABLE fence_probe"))
+
+
+def test_a_takeover_waits_for_the_old_leaders_write_in_flight(elections):
+    old = elections("old", ttl_s=0.5)
+    assert old.poll()
+    fenced = old.fenced_engine()
+    new = elections("new")
+    committed_at: list[float] = []
+    taken_at: list[float] = []
+    started = threading.Event()
+
+    def slow_write() -> None:
+        with fenced.begin() as conn:
+            started.set()
+            conn.execute(text("SELECT pg_sleep(1.2)"))
+        committed_at.append(time.monotonic())
+
+    writer = threading.Thread(target=slow_write)
+    writer.start()
+    started.wait(5)
+    time.sleep(0.7)  # the old lease expires while its write is still open
+    # The take-over blocks behind the fenced transaction (lock_timeout 2 s), so it never
+    # overlaps a write checked under the old token.
+    assert new.poll()
+    taken_at.append(time.monotonic())
+    writer.join()
+    assert committed_at[0] <= taken_at[0]
 
 
 def test_the_leader_holds_no_open_transaction(pg_server):
-    # Regression: the keep-alive `SELECT 1` was never committed, so the leader sat
-    # "idle in transaction" for as long as it led; a server with
-    # idle_in_transaction_session_timeout (common on managed Postgres) killed the
-    # session, and leadership flapped with it.
+    # Regression: the keep-alive was never committed, so the leader sat "idle in
+    # transaction" for as long as it led; a server with idle_in_transaction_session_timeout
+    # (common on managed Postgres) killed the session, and leadership flapped with it.
     name = pg_server.create_database()
+    engine = make_engine(pg_url(name))
+    migrate.upgrade(engine)
+    engine.dispose()
     with pg_server.admin() as conn:
         conn.execute(f"ALTER DATABASE \"{name}\" SET idle_in_transaction_session_timeout = '500ms'")
     election = LeaderElection(make_engine(pg_url(name)))
     try:
         assert election.poll()
+        token = election.token
         for _ in range(3):
             assert election.poll(), "lost leadership to the idle-in-transaction timeout"
             time.sleep(1)
-        assert election.poll()
+        assert election.poll() and election.token == token
     finally:
         election.release()

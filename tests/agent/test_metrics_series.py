@@ -116,7 +116,11 @@ def test_a_thousand_targets_scrape_quickly():
     elapsed = time.perf_counter() - started
     names = {f.name for f in text_string_to_metric_families(body.decode())}
     assert {"firsttoken_ttft_seconds", "firsttoken_decode_tokens_per_second", "firsttoken_probes"} <= names
-    assert body.count(b"firsttoken_ttft_seconds_bucket{") == 1000 * (len(TTFT_BUCKETS_S) + 1)
+    assert {"firsttoken_target_ttft_seconds", "firsttoken_target_decode_tokens_per_second"} <= names
+    # Histograms per provider region (20 pairs here), not per target; a target gets its recent percentiles.
+    assert body.count(b"firsttoken_ttft_seconds_bucket{") == 20 * (len(TTFT_BUCKETS_S) + 1)
+    assert body.count(b"firsttoken_target_ttft_seconds{") == 1000 * 3
+    assert len(body) / 1000 < 2048  # at most 2 KB a target (issue 22; 12.5 KB before)
     assert elapsed < 0.8, elapsed
     assert len(LABELS) == 5
 

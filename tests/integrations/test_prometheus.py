@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 import subprocess
-from bisect import bisect_left
 from datetime import UTC, datetime
 
 import pytest
 
-from monitor.agent.metrics import TTFT_BUCKETS_S
+from monitor.agent.metrics_window import WINDOW_S, quantile
 from tests.integrations.conftest import BROKEN, FAST, ROOT, SLOW, need, wait_for
 
 pytestmark = pytest.mark.integration
@@ -31,22 +30,6 @@ def test_promtool_finds_nothing_to_lint_in_a_real_scrape(running):
     assert "firsttoken_ttft_seconds_bucket" in scrape and "firsttoken_probes_total" in scrape
     result = subprocess.run([need("promtool"), "check", "metrics"], input=scrape, capture_output=True, text=True)
     assert result.returncode == 0 and not result.stdout.strip(), result.stdout + result.stderr
-
-
-def histogram_quantile(q: float, values: list[float], bounds=TTFT_BUCKETS_S) -> float:
-    """Prometheus' histogram_quantile over our buckets, computed from raw values."""
-    counts = [0] * (len(bounds) + 1)
-    for v in values:
-        counts[bisect_left(bounds, v)] += 1  # le: a value equal to a bound falls in that bucket
-    rank = q * len(values)
-    seen = 0
-    for i, c in enumerate(counts):
-        if seen + c >= rank and c:
-            lower = 0.0 if i == 0 else bounds[i - 1]
-            upper = bounds[i] if i < len(bounds) else bounds[-1]
-            return lower + (upper - lower) * (rank - seen) / c
-        seen += c
-    raise AssertionError("no values")
 
 
 def stored(db, model: str, since_s: float = 0, until_s: float = 1e12) -> tuple[list[float], int, int]:
@@ -76,10 +59,10 @@ def test_recording_rules_agree_with_the_stored_samples(prometheus, running):
         prometheus.query("up")["result"],
     )
 
-    # A rate only sees what happened between scrapes: the samples after Prometheus's first scrape
-    # and before the rule's evaluation (the first, cold-connection probe came before it). Probes
-    # finishing near either edge may fall on either side: the rule must lie between the quantiles
-    # of the samples surely inside and of those possibly inside.
+    # The agent computes each target's percentiles over its OK samples of the last 5 minutes
+    # (firsttoken_target_ttft_seconds); the rule takes them from the scrape before its evaluation.
+    # Probes finishing near either edge of that window may fall on either side: the rule must lie
+    # between the quantiles of the samples surely inside and of those possibly inside.
     (up,) = prometheus.query("up[10m]")["result"]
     first_scrape_s = float(up["values"][0][0])
     wait_for(lambda: series(prometheus, f"timestamp({p50})").get(FAST, 0) > first_scrape_s + 10, 30)
@@ -87,13 +70,16 @@ def test_recording_rules_agree_with_the_stored_samples(prometheus, running):
         for q, rule in ((0.5, p50), (0.99, "provider_model_region:firsttoken_ttft_seconds:p99_5m")):
             evaluated_s = series(prometheus, f'timestamp({rule}{{model="{model}"}})')[model]
             got = series(prometheus, f'{rule}{{model="{model}"}}')[model]
-            inside, _, _ = stored(running.db, model, first_scrape_s + 1, evaluated_s - 2)
-            maybe, _, _ = stored(running.db, model, first_scrape_s - 1, evaluated_s)
+            inside, _, _ = stored(running.db, model, evaluated_s - WINDOW_S + 2, evaluated_s - 3)
+            maybe, _, _ = stored(running.db, model, evaluated_s - WINDOW_S - 2, evaluated_s)
             assert len(inside) >= 5, (model, first_scrape_s, evaluated_s)
-            low, high = sorted((histogram_quantile(q, inside), histogram_quantile(q, maybe)))
+            low, high = sorted((quantile(sorted(inside), q), quantile(sorted(maybe), q)))
             assert low - 0.005 <= got <= high + 0.005, (model, q, got, inside, maybe)
     got = series(prometheus, p50)
-    assert 0.1 < got[FAST] <= 0.15 and 0.3 < got[SLOW] <= 0.4  # the simulator's 120 ms and 320 ms buckets
+    assert 0.1 < got[FAST] <= 0.15 and 0.3 < got[SLOW] <= 0.4  # the simulator's 120 ms and 320 ms
+    # The per provider region histograms (what heatmaps and SLO burn read) hold the same samples.
+    region_p90 = prometheus.query("provider_region:firsttoken_ttft_seconds:p90_5m")["result"]
+    assert region_p90 and all(0.1 < float(r["value"][1]) <= 0.4 for r in region_p90), region_p90
 
     availability = series(prometheus, avail)
     for model in (FAST, SLOW, BROKEN):

@@ -12,10 +12,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import os
 import socket
 import ssl
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from urllib.parse import urlsplit
 
 import certifi
@@ -23,6 +24,7 @@ import httpcore
 import httpx
 
 from monitor.probe.transport.backend import AsyncioBackend
+from monitor.probe.transport.proxy import Proxy, environment_proxies, proxy_for
 from monitor.probe.transport.trace import CURRENT_TRACE
 
 
@@ -66,16 +68,19 @@ def _unique(infos):
 
 
 class TracedTransport(httpx.AsyncHTTPTransport):
-    """httpx's transport with the resolving backend underneath.
+    """httpx's transport with the resolving backend underneath, direct or through an egress proxy.
 
     httpx exposes no way to pass a network backend, so the pool it built is
-    replaced by an equal one that has it (httpx is pinned; see pyproject).
+    replaced by an equal one that has it (httpx is pinned; see pyproject). With
+    a proxy that pool is httpcore's: it forwards http:// and tunnels https://
+    with CONNECT, the TLS handshake being with the provider (monitor/probe/transport/proxy.py).
     """
 
-    def __init__(self, limits: httpx.Limits, verify: bool | ssl.SSLContext = True) -> None:
+    def __init__(self, limits: httpx.Limits, verify: bool | ssl.SSLContext = True, proxy: Proxy | None = None) -> None:
         super().__init__(limits=limits, verify=_ssl_context(verify), retries=0)
         old = self._pool
-        self._pool = httpcore.AsyncConnectionPool(
+        self.via_proxy = proxy.label if proxy is not None else None
+        pool = dict(
             ssl_context=old._ssl_context,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
@@ -85,6 +90,20 @@ class TracedTransport(httpx.AsyncHTTPTransport):
             retries=0,
             network_backend=ResolvingBackend(),
         )
+        if proxy is None:
+            self._pool = httpcore.AsyncConnectionPool(**pool)
+        else:
+            auth = (proxy.username or "", proxy.password or "") if proxy.username is not None else None
+            https_proxy = default_ssl_context() if proxy.url.startswith("https:") else None
+            self._pool = httpcore.AsyncHTTPProxy(
+                proxy_url=proxy.url, proxy_auth=auth, proxy_ssl_context=https_proxy, **pool
+            )
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        trace = CURRENT_TRACE.get()
+        if trace is not None:
+            trace.via_proxy = self.via_proxy
+        return await super().handle_async_request(request)
 
 
 @functools.cache
@@ -102,7 +121,10 @@ def _ssl_context(verify: bool | ssl.SSLContext) -> ssl.SSLContext | bool:
 
 
 def make_client(
-    max_connections: int = 1000, keepalive_expiry_s: float = 330.0, verify: bool | ssl.SSLContext = True
+    max_connections: int = 1000,
+    keepalive_expiry_s: float = 330.0,
+    verify: bool | ssl.SSLContext = True,
+    proxy: Proxy | None = None,
 ) -> httpx.AsyncClient:
     """One pooled client for all probes.
 
@@ -116,10 +138,10 @@ def make_client(
         keepalive_expiry=keepalive_expiry_s,
     )
     return httpx.AsyncClient(
-        transport=TracedTransport(limits, verify=verify),
+        transport=TracedTransport(limits, verify=verify, proxy=proxy),
         timeout=httpx.Timeout(None),  # the probe enforces its own deadlines
         follow_redirects=False,
-        trust_env=False,
+        trust_env=False,  # the proxy environment is read once, by ClientLanes (proxy.py)
         headers={"user-agent": "firsttoken/0.1 (+synthetic monitor)"},
     )
 
@@ -146,6 +168,12 @@ async def warm_up(hosts: tuple[str, ...] = ("localhost",)) -> None:
         pass
 
 
+@functools.lru_cache(maxsize=4096)
+def _proxy_for(url: str, setting: str | None, env_proxies: tuple[tuple[str, str], ...]) -> Proxy | None:
+    # Cached: a probe start must not parse NO_PROXY again (the answer for a URL never changes).
+    return proxy_for(url, setting, dict(env_proxies))
+
+
 def origin_of(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}"
@@ -158,24 +186,34 @@ class ClientLanes:
     readability check each) whenever a request starts or ends; at 50
     streams to one host that cost more than the SDK's whole overhead (see
     benchmarks/accuracy.py). A pool of one connection makes that scan O(1),
-    so each probe gets a lane of its own: an idle lane for its origin if
-    there is one (most recently used first, as its connection is the most
-    likely to be alive), else a new one.
+    so each probe gets a lane of its own: an idle lane for its origin (and
+    egress proxy) if there is one (most recently used first, as its
+    connection is the most likely to be alive), else a new one.
     """
 
-    def __init__(self, keepalive_expiry_s: float = 330.0, verify: bool = True) -> None:
+    def __init__(
+        self, keepalive_expiry_s: float = 330.0, verify: bool = True, environ: Mapping[str, str] | None = None
+    ) -> None:
         self._keepalive_expiry_s = keepalive_expiry_s
         self._verify = verify
-        self._idle: dict[str, list[httpx.AsyncClient]] = {}
+        self._env_proxies = environment_proxies(os.environ if environ is None else environ)
+        self._idle: dict[tuple[str, Proxy | None], list[httpx.AsyncClient]] = {}
         self._all: list[httpx.AsyncClient] = []
 
+    def proxy(self, url: str, setting: str | None = None) -> Proxy | None:
+        """The egress proxy for `url` under a provider's `proxy:` setting (None: the environment decides)."""
+        return _proxy_for(url, setting, tuple(sorted(self._env_proxies.items())))
+
     @contextlib.asynccontextmanager
-    async def lane(self, url: str) -> AsyncIterator[httpx.AsyncClient]:
-        idle = self._idle.setdefault(origin_of(url), [])
+    async def lane(self, url: str, proxy_setting: str | None = None) -> AsyncIterator[httpx.AsyncClient]:
+        proxy = self.proxy(url, proxy_setting)
+        idle = self._idle.setdefault((origin_of(url), proxy), [])
         if idle:
             client = idle.pop()
         else:
-            client = make_client(max_connections=1, keepalive_expiry_s=self._keepalive_expiry_s, verify=self._verify)
+            client = make_client(
+                max_connections=1, keepalive_expiry_s=self._keepalive_expiry_s, verify=self._verify, proxy=proxy
+            )
             self._all.append(client)
         try:
             yield client

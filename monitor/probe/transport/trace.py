@@ -14,7 +14,16 @@ CURRENT_TRACE: ContextVar[ConnectionTrace | None] = ContextVar("firsttoken_trace
 class ConnectionTrace:
     """Timestamps (perf_counter_ns) of one request's connection phases."""
 
-    __slots__ = ("connect_end_ns", "connect_start_ns", "dns_ns", "headers_ns", "read_ns", "tls_end_ns", "tls_start_ns")
+    __slots__ = (
+        "connect_end_ns",
+        "connect_start_ns",
+        "dns_ns",
+        "headers_ns",
+        "read_ns",
+        "tls_end_ns",
+        "tls_start_ns",
+        "via_proxy",
+    )
 
     def __init__(self) -> None:
         self.dns_ns: int | None = None
@@ -26,6 +35,9 @@ class ConnectionTrace:
         # When the bytes of the latest read came off the socket (set by the
         # network backend); the probe stamps what it parses with this.
         self.read_ns: int | None = None
+        # The egress proxy's origin when the request went through one (set by the transport):
+        # connect and DNS are then the proxy's, TLS the provider's inside the CONNECT tunnel.
+        self.via_proxy: str | None = None
 
     async def __call__(self, name: str, info: dict[str, Any]) -> None:
         now = time.perf_counter_ns()
@@ -33,9 +45,9 @@ class ConnectionTrace:
             self.connect_start_ns = now
         elif name == "connection.connect_tcp.complete":
             self.connect_end_ns = now
-        elif name == "connection.start_tls.started":
-            self.tls_start_ns = now
-        elif name == "connection.start_tls.complete":
+        elif name in ("connection.start_tls.started", "proxy.start_tls.started"):
+            self.tls_start_ns = now  # proxy.*: the provider's handshake inside a CONNECT tunnel
+        elif name in ("connection.start_tls.complete", "proxy.start_tls.complete"):
             self.tls_end_ns = now
         elif name.endswith(".receive_response_headers.complete"):
             self.headers_ns = self.read_ns or now

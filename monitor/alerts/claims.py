@@ -1,0 +1,77 @@
+"""Keeping the outbox rows a deliverer holds claimed while it sends them.
+
+A claim is a lease: `next_attempt_at` moved `lease_s` ahead. A deliverer that
+dies stops renewing, so the next leader sends the row again (same delivery id)
+once the lease runs out: within a minute of the death, not after the longest
+send timeout. One that lives renews every `lease_s / 4` while a slow receiver
+holds a request open, so a live send is never doubled. Each renewal is guarded
+by the claim (`attempts`), like every write to a claimed row.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from sqlalchemy import Engine, update
+
+from monitor.storage.models import NotificationOutbox
+
+log = logging.getLogger(__name__)
+
+OUTBOX = NotificationOutbox.__table__
+
+
+class ClaimKeeper:
+    """Renews the leases of the rows held, from a thread of its own, until closed."""
+
+    def __init__(self, engine: Engine, lease_s: float, clock: Callable[[], datetime]) -> None:
+        self._engine = engine
+        self._lease = timedelta(seconds=lease_s)
+        self._every_s = lease_s / 4
+        self._clock = clock
+        self._held: dict[int, int] = {}  # row id -> attempts after the claim
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="outbox-claims", daemon=True)  # started by `hold`
+
+    def hold(self, row_id: int, attempts: int) -> None:
+        with self._lock:
+            self._held[row_id] = attempts
+            if not self._thread.is_alive() and not self._stop.is_set():
+                self._thread.start()
+
+    def drop(self, row_id: int) -> None:
+        """Before the row is settled: waits for a renewal in progress, so none lands after the settling."""
+        with self._lock:
+            self._held.pop(row_id, None)
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def renew(self) -> int:
+        """Push the held rows' leases out again; how many were still ours."""
+        with self._lock:  # held through the write: `drop` then settle never races a renewal
+            if not self._held:
+                return 0
+            lease_until = self._clock() + self._lease
+            renewed = 0
+            with self._engine.begin() as conn:
+                for row_id, attempts in self._held.items():
+                    renewed += conn.execute(
+                        update(OUTBOX)
+                        .where(OUTBOX.c.id == row_id, OUTBOX.c.status == "pending", OUTBOX.c.attempts == attempts)
+                        .values(next_attempt_at=lease_until)
+                    ).rowcount
+            return renewed
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._every_s):
+            try:
+                self.renew()
+            except Exception as exc:  # the lease runs out by itself; the send goes on
+                log.warning("could not renew the outbox claims: %s", type(exc).__name__)
