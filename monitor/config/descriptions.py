@@ -47,6 +47,8 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "max_per_provider_region": "Probes in flight against one provider region: a number, or `auto`.",
     },
     "Provider": {
+        "proxy": "Egress proxy for this provider's probes (`http://user:pass@host:port`, credentials redacted), "
+        "or `direct` to bypass `HTTPS_PROXY`/`HTTP_PROXY`; unset: the environment's proxy, as curl reads it.",
         "protocol": "The wire protocol the provider speaks (one module of `monitor/protocols/`).",
         "api_key": "The API key, as `${VAR}` from the environment; never stored, logged or shown.",
         "headers": "Extra request headers (values are treated as secrets).",

@@ -9,12 +9,15 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, BeforeValidator, WithJsonSchema
 
 from monitor.config.errors import fail, kind
-from monitor.config.fields import is_http_url, keep, learn
+from monitor.config.fields import deferred, is_http_url, keep, learn
+from monitor.config.interpolation import Unset
 
 DIRECT = "direct"  # monitor.probe.transport.proxy.DIRECT: none, whatever the environment says
 
 
 def check_proxy(value: Any, info: Any) -> str:
+    if isinstance(value, Unset):  # its password is a credential: only run and probe need it set
+        return deferred(value, info)
     if not isinstance(value, str):
         fail(f"expected a proxy URL or 'direct', got {kind(value)}")
     text = value.strip()

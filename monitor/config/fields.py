@@ -290,11 +290,16 @@ def check_url(value: Any, info: Any) -> str:
 Url = Annotated[str, BeforeValidator(check_url), AfterValidator(keep), _schema(type="string", format="uri")]
 
 
+def deferred(value: Unset, info: Any) -> str:
+    """A credential whose variables are unset under `secrets="defer"`: kept as written, noted, not judged."""
+    if (ctx := _ctx(info)) is not None:
+        ctx.deferred.add(value.loc)
+    return Secret(value)
+
+
 def _credential(value: Any, info: Any, check: Callable[[str], Any] | None = None) -> str:
-    if isinstance(value, Unset):  # `secrets="defer"`: kept as written, noted, not judged
-        if (ctx := _ctx(info)) is not None:
-            ctx.deferred.add(value.loc)
-        return Secret(value)
+    if isinstance(value, Unset):
+        return deferred(value, info)
     if not isinstance(value, str):
         fail(f"expected a string, got {kind(value)}")
     learn(value, info)  # first: any later message about this value must mask it
