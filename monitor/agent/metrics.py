@@ -22,7 +22,8 @@ from prometheus_client.exposition import ThreadingWSGIServer
 from monitor.agent.conditional import cache_headers, etag_for, matches
 from monitor.agent.metrics_series import SeriesCounter, SeriesHistogram, _braces, chunked
 from monitor.agent.metrics_window import WindowQuantiles
-from monitor.sample import Sample
+from monitor.sample import ErrorKind, Sample
+from monitor.slo.good import judge_slos
 
 log = logging.getLogger(__name__)
 
@@ -76,8 +77,16 @@ class ProbeMetrics:
         self.cache_probes = SeriesCounter(
             "firsttoken_cache_probes", "Warm cache probes by hit", (*LABELS, "hit"), created=False
         )
+        # SLOs (DESIGN §12): every probe judged good or bad against each SLO it falls under, with the
+        # SLO's own bounds, so `firsttoken slo rules` need no per-target histograms and no bucket
+        # rounding: one or two series per target and SLO.
+        self.slo_probes = SeriesCounter(
+            "firsttoken_slo_probes", "Probes judged against each SLO's good:", ("slo", *LABELS, "good"), created=False
+        )
+        self._slos: tuple = ()
         self.per_target = (
             self.probes,
+            self.slo_probes,
             self.target_ttft,
             self.target_tps,
             self.ttft,
@@ -139,10 +148,17 @@ class ProbeMetrics:
             registry=r,
         )
 
+    def set_slos(self, slos) -> None:
+        """The config's `slos:`, at start and after every reload."""
+        self._slos = tuple(slos)
+
     def observe(self, sample: Sample) -> None:
         labels = (sample.provider, sample.model, sample.region, sample.prompt, sample.agent)
         outcome = "ok" if sample.ok else "error"
         self.probes.inc((*labels, outcome, sample.error_kind or ""))
+        if self._slos and sample.error_kind != ErrorKind.CANCELLED:  # a cancelled probe measured nothing
+            for slo, good in judge_slos(self._slos, sample):
+                self.slo_probes.inc((slo, *labels, "true" if good else "false"))
         if sample.sched_lag_ms is not None:
             self.sched_lag.labels(sample.agent).observe(sample.sched_lag_ms / 1000)
         if sample.queue_wait_ms is not None:

@@ -79,6 +79,7 @@ class Service:
         spool_limit = {} if options.spool_max_bytes is None else {"spool_max_bytes": options.spool_max_bytes}
         self.writer = SampleWriter(self.engine, spool_dir, **spool_limit)
         self.metrics = ProbeMetrics()
+        self.metrics.set_slos(config.slos)
         self.reachability = Reachability()
         self.lanes = ClientLanes()
         self.leader = LeaderElection(self.engine, instance_name(config.agent))
@@ -278,6 +279,7 @@ class Service:
         if self.otel is not None:
             self.otel.set_targets(targets)
         self.metrics.targets.set(len(targets))
+        self.metrics.set_slos(config.slos)
         self.metrics.config_reloads.labels("applied").inc()
         log.info("config reloaded: %d targets", len(targets))
         return True

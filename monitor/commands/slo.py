@@ -51,20 +51,11 @@ def _rules(slos, args, out: TextIO) -> int:
 
         out.write(yaml.safe_dump_all(openslo_documents(slos), sort_keys=False))
         return 0
-    from monitor.agent.metrics import TPS_BUCKETS, TTFT_BUCKETS_S
     from monitor.slo.prom_rules import slo_rules
 
-    buckets = {
-        "ttft_ms": TTFT_BUCKETS_S,
-        "ttft_answer_ms": TTFT_BUCKETS_S,
-        "total_ms": TTFT_BUCKETS_S,
-        "tps": TPS_BUCKETS,
-    }
-    document, notes = slo_rules(slos, buckets)
-    out.write("# firsttoken slo rules: Prometheus rules over firsttoken's /metrics (firsttoken_probes_total and\n")
-    out.write("# the latency histograms); check with `promtool check rules FILE`.\n")
-    for note in notes:
-        out.write(f"# note: {note}\n")
+    document = slo_rules(slos)
+    out.write("# firsttoken slo rules: Prometheus rules over firsttoken's /metrics (firsttoken_slo_probes_total,\n")
+    out.write("# every probe judged by the agent against each SLO); check with `promtool check rules FILE`.\n")
     out.write(yaml.safe_dump(document, sort_keys=False, width=10_000))
     return 0
 

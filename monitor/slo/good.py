@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+
+from monitor.config.selectors import scope_matches
 
 ASSERTION = "assertion"  # monitor.sample.ErrorKind.ASSERTION: the answer failed the prompt's `expect:` checks
 
@@ -21,3 +23,18 @@ def is_good(good, ok: bool, error_kind: str | None, values: Mapping[str, float |
         if above is not None and not value > above:
             return False
     return True
+
+
+def judge_slos(slos: Iterable, sample) -> Iterator[tuple[str, bool]]:
+    """(SLO name, good) for each SLO whose `match:` takes the sample's target."""
+    values = {
+        "ttft_ms": sample.ttft_ms,
+        "ttft_answer_ms": sample.ttft_answer_ms,
+        "total_ms": sample.total_ms,
+        "tps": sample.tps,
+    }
+    for slo in slos:
+        if scope_matches(
+            slo.match, provider=sample.provider, model=sample.model, region=sample.region, prompt=sample.prompt
+        ):
+            yield slo.name, is_good(slo.good, sample.ok, sample.error_kind, values)

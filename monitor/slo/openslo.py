@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from monitor.slo.prom_rules import PROBES, selector
+from monitor.slo.prom_rules import SLO_PROBES, quote
 from monitor.units import format_duration
 
 
@@ -13,8 +13,8 @@ def openslo_documents(slos: Sequence) -> list[dict]:
     docs = []
     for slo in slos:
         skipped = "cancelled" if slo.good.checks else "cancelled|assertion"
-        good = selector(slo.match, ['outcome="ok"'])
-        total = selector(slo.match, ['error_kind!="cancelled"'])
+        total = f"{SLO_PROBES}{{slo={quote(slo.name)}}}"
+        good = f'{SLO_PROBES}{{slo={quote(slo.name)}, good="true"}}'
         description = f"{slo.objective * 100:g}% of probes ok"
         if slo.good.bounds():
             description += " and within " + ", ".join(
@@ -36,10 +36,8 @@ def openslo_documents(slos: Sequence) -> list[dict]:
                         "spec": {
                             "ratioMetric": {
                                 "counter": True,
-                                "good": {"metricSource": {"type": "Prometheus", "spec": {"query": f"{PROBES}{good}"}}},
-                                "total": {
-                                    "metricSource": {"type": "Prometheus", "spec": {"query": f"{PROBES}{total}"}}
-                                },
+                                "good": {"metricSource": {"type": "Prometheus", "spec": {"query": good}}},
+                                "total": {"metricSource": {"type": "Prometheus", "spec": {"query": total}}},
                             }
                         },
                     },
