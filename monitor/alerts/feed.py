@@ -41,6 +41,8 @@ class Point(NamedTuple):
     model_version: str | None = None
     system_fingerprint: str | None = None
     answer_fingerprint: str | None = None
+    ttfb_ms: float | None = None  # with server_timing: the network part of a latency change (attribution.py)
+    server_timing: dict | None = None
 
     def value(self, metric: str) -> float | str | None:
         """What the detector is fed: for error_rate 1.0 for a success, None for a failure;
@@ -60,6 +62,8 @@ _COLUMNS = [
     _S.error_kind,
     *(_S[m] for m in METRIC_COLUMNS),
     *(_S[m] for m in LABEL_COLUMNS),
+    _S.ttfb_ms,
+    _S.server_timing,
 ]
 
 

@@ -52,6 +52,7 @@ from monitor.config.fields import (
 )
 from monitor.config.notifiers import NotifierItem
 from monitor.config.prompts import Prompt, Reasoning
+from monitor.config.vantage import Confirm
 from monitor.sample import ALERT_METRICS, CHANGE_METRICS, LATENCY_METRICS
 from monitor.units import DAY_S, HOUR_S, MINUTE_S, format_duration, parse_duration, parse_percent
 
@@ -275,6 +276,10 @@ class AlertRule:
     repeat_interval_s: seconds(30 * DAY) = alias("repeat_interval", 4 * HOUR)
     match: Scope = field(default_factory=empty, hash=False)
     baseline_window_s: seconds(90 * DAY) | None = alias("baseline_window", None)  # regression only
+    # Vantage points (DESIGN §11): how many agents must see the condition for a target alert (default: a
+    # majority of those probing, at least 2 of 2+), and the severity of an alert seen from fewer.
+    confirm: Confirm | None = None
+    vantage_severity: Name = "ticket"
 
     @property
     def pending_evaluations(self) -> int:

@@ -174,7 +174,7 @@ class Alert(Base):
 
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
     rule: Mapped[str] = mapped_column(Text)
-    scope_kind: Mapped[str] = mapped_column(Text)  # target | provider_region
+    scope_kind: Mapped[str] = mapped_column(Text)  # target | provider_region | vantage | agent
     scope_key: Mapped[str] = mapped_column(Text)  # target id, or provider@region
     provider: Mapped[str | None] = mapped_column(Text)
     model: Mapped[str | None] = mapped_column(Text)
@@ -199,6 +199,12 @@ class Alert(Base):
     pending_count: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     summary: Mapped[str | None] = mapped_column(Text)
     silenced: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    # Vantage points (migration 0009_vantage_points): the agent of an alert below the quorum, where the
+    # condition holds and where it does not, and the network/provider split of a latency change.
+    agent: Mapped[str | None] = mapped_column(Text)
+    agents: Mapped[list[str] | None] = mapped_column(JSON)
+    agents_clear: Mapped[list[str] | None] = mapped_column(JSON)
+    attribution: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
 
 class NotificationOutbox(Base):
