@@ -22,7 +22,10 @@ from typing import Any
 
 NETWORK, PROVIDER = "network", "provider"
 HISTORY = 48  # samples per series: 4 hours at 5-minute intervals, 48 minutes at 1-minute
-MIN_SIDE = 2  # samples needed on each side of the change's start to say anything
+# Samples needed before and since the change's start. Before: enough that the shift's own first samples
+# (the detector needs a few to go pending) cannot move the median; once the ring has rolled past the
+# start, the attribution made while it could still see both sides stands.
+MIN_BEFORE, MIN_AFTER = 12, 2
 LATENCY_RULE_METRICS = ("ttft_ms", "ttft_answer_ms", "total_ms")
 
 
@@ -68,7 +71,7 @@ def attribute(points: Iterable[tuple[float, float, float]], since_s: float) -> d
     None when either side has too few samples to say."""
     before = [(n, p) for t, n, p in points if t < since_s]
     after = [(n, p) for t, n, p in points if t >= since_s]
-    if len(before) < MIN_SIDE or len(after) < MIN_SIDE:
+    if len(before) < MIN_BEFORE or len(after) < MIN_AFTER:
         return None
     network = statistics.median(n for n, _ in after) - statistics.median(n for n, _ in before)
     provider = statistics.median(p for _, p in after) - statistics.median(p for _, p in before)

@@ -21,8 +21,8 @@ from typing import Any
 
 from monitor.alerts.attribution import LATENCY_RULE_METRICS, attribution_text, combine
 from monitor.alerts.detectors.base import Evaluation
-from monitor.alerts.quorum import Verdict, agent_wide, seen_from_text
-from monitor.alerts.records import FIRING, RESOLVED, AlertRecord, RuleView
+from monitor.alerts.quorum import OK, Verdict, agent_wide, seen_from_text
+from monitor.alerts.records import FIRING, PENDING, RESOLVED, AlertRecord, RuleView
 from monitor.alerts.scope import AGENT, VANTAGE, Scope
 from monitor.alerts.summary import resolved_summary
 
@@ -58,9 +58,13 @@ def step_vantage(
     out: dict[str, AlertRecord] = {}
     for key, scope in scopes.items():
         done, current = fold(view, scope, live.get(key), evaluations.get(key, ()))
+        v = verdicts.get(scope.target_key)
+        if v is not None and v.state != OK:
+            # The quorum confirmed it before anybody was told: it is the target alert's now (this agent is in
+            # its `agents`); one never notified leaves no row, as a pending alert that clears leaves none.
+            done = [replace(r, state=PENDING) if r.last_notified_at is None else r for r in done]
         closed += done
         if current is not None:
-            v = verdicts.get(scope.target_key)
             out[key] = decorate(current, (scope.agent,), v.agents_clear if v else (), rule, attribute)
     for key, record in live.items():
         if record.scope.kind == VANTAGE and key not in scopes:

@@ -231,7 +231,13 @@ def test_e2e_ttft_doubling_pages_once_and_resolves_once(service_run):
     assert [b["status"] for b in bodies] == ["firing", "resolved"], bodies
     firing, resolved = bodies
     assert firing["alert_id"] == resolved["alert_id"] and firing["rule"] == "ttft-regression"
-    assert firing["scope"] == {"provider": "reg-a", "model": doubling, "region": "local", "prompt": "short", "agent": None}
+    assert firing["scope"] == {
+        "provider": "reg-a",
+        "model": doubling,
+        "region": "local",
+        "prompt": "short",
+        "agent": None,
+    }
     assert firing["metric"] == "ttft_ms" and firing["severity"] == "page"
     assert 85 <= firing["baseline"] <= 125, firing
     assert 1.6 <= firing["value"] / firing["baseline"] <= 2.5, firing

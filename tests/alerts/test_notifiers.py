@@ -73,7 +73,13 @@ def test_webhook_body_is_exactly_design_section_5():
         "attribution": None,
     }
     group = build_body(record(scope=Scope(provider="bedrock", region="eu-west-1")), "firing", 7, None)
-    assert group["scope"] == {"provider": "bedrock", "model": None, "region": "eu-west-1", "prompt": None, "agent": None}
+    assert group["scope"] == {
+        "provider": "bedrock",
+        "model": None,
+        "region": "eu-west-1",
+        "prompt": None,
+        "agent": None,
+    }
     resolved = build_body(record(state="resolved", resolved_at=T0 + timedelta(hours=1)), "resolved", 42, None)
     assert resolved["status"] == "resolved" and resolved["resolved_at"] == "2025-06-01T13:00:00Z"
     assert build_body(record(value=float("nan")), "firing", 1, None)["value"] is None
