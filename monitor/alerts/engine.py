@@ -158,8 +158,10 @@ class AlertEngine:
         count = 0
         for name, target, scope in ((n, t, sc) for n, ts in members.items() for t, sc in ts.items()):
             settings = rules[name][1]
-            agents = by_pair.setdefault((name, target), {})
             new_points = points.get(target, ())
+            if not new_points:
+                continue  # nothing new: its alerts keep what the last round that saw samples said
+            agents = by_pair.setdefault((name, target), {})
             window_s = max(settings.window_s, PROBING_INTERVALS * intervals.get(target, 0.0)) + opts.settle_s
             probing = _probing(agents, new_points, now - timedelta(seconds=window_s), unhealthy)
             fold = TargetFold(probing, rules[name][0].confirm, (name, target) in live_firing)

@@ -87,7 +87,15 @@ def step_rule(
                 current = decorate(current, v.agents, v.agents_clear, rule, inp.attribute, say_agents=several)
             live[scope.key] = current
     vantage = step_vantage(
-        rule, inp.live, inp.vantage_evaluations, inp.vantage_scopes, inp.verdicts, fold_target, now, inp.attribute
+        rule,
+        inp.live,
+        inp.vantage_evaluations,
+        inp.vantage_scopes,
+        inp.verdicts,
+        fold_target,
+        now,
+        inp.attribute,
+        members=inp.members,
     )
     closed += vantage.closed
     member_keys = {scope.key for scope in inp.members.values()}

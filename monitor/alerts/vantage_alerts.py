@@ -14,7 +14,7 @@ inhibits its targets'.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -50,9 +50,11 @@ def step_vantage(
     fold: Callable,
     now: datetime,
     attribute: Attribute | None = None,
+    members: Collection[str] = (),
 ) -> VantageResult:
     """`scopes`: vantage key -> scope of every (target, agent) the rule evaluates from a probing agent.
-    `fold` is lifecycle.fold_target (passed in: this module sits below the lifecycle)."""
+    `fold` is lifecycle.fold_target (passed in: this module sits below the lifecycle); `members` the
+    target ids the rule applies to."""
     view = vantage_view(rule)
     closed: list[AlertRecord] = []
     out: dict[str, AlertRecord] = {}
@@ -67,7 +69,11 @@ def step_vantage(
         if current is not None:
             out[key] = decorate(current, (scope.agent,), v.agents_clear if v else (), rule, attribute)
     for key, record in live.items():
-        if record.scope.kind == VANTAGE and key not in scopes:
+        if record.scope.kind != VANTAGE or key in scopes:
+            continue
+        if record.scope.target_key not in members:  # the target left the config, or the rule did
+            closed.append(_resolve(record, now, "no longer evaluated"))
+        elif record.scope.target_key in verdicts:  # judged this round; one whose samples paused keeps its alerts
             closed.append(_resolve(record, now, f"no longer probed from {record.scope.agent}"))
     agent_live, agent_closed = _agent_wide(rule, live, out, now)
     closed += agent_closed

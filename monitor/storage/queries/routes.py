@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import numpy as np
-from sqlalchemy import Engine, Float, Integer, Text, and_, case, cast, func, or_, select, text
+from sqlalchemy import Engine, Float, Integer, Text, and_, case, cast, func, or_, select, text, true
 
 from monitor.routing.rank import DEFAULT_MIN_AVAILABILITY, RankedRoute, RouteStats, rank_routes
 from monitor.storage.models import RollupDaily, RollupHourly, SampleRow
@@ -49,11 +49,13 @@ def route_stats(
     *,
     uptimes: bool = False,
     daily: bool = True,
+    agent: str | None = None,
 ) -> list[RouteStats]:
     """One RouteStats per target over [end - window, end). `uptimes` adds the
     OpenRouter endpoint windows (5 min, 30 min, 1 day) that GET /routes returns.
     `daily=False` reads a long window from hourly rollups only (the reference the
-    daily tier must equal; the tests and the benchmark compare the two)."""
+    daily tier must equal; the tests and the benchmark compare the two). `agent` keeps
+    one vantage point's samples and rollups only (DESIGN §11)."""
     if not targets:
         return []
     start = end - window
@@ -62,14 +64,16 @@ def route_stats(
     n = len(ids)
     recent = max(start, end - SERVED_BY_LOOKBACK)
     if window <= RAW_MAX_WINDOW and engine.dialect.name == "postgresql":
-        measured, served = _raw_pg(engine, ids, index, start, end, recent)
+        measured, served = _raw_pg(engine, ids, index, start, end, recent, agent)
     else:
         if window <= RAW_MAX_WINDOW:
-            measured = _raw(engine, ids, index, start, end)
+            measured = _raw(engine, ids, index, start, end, agent)
+        elif daily or agent is not None:
+            measured = _rollups(engine, ids, index, start, end, agent)
         else:
-            measured = (_rollups if daily else _hourly_rollups)(engine, ids, index, start, end)
-        served = _last_served_by(engine, ids, recent, end)
-    up = _uptimes(engine, ids, index, end) if uptimes else [{} for _ in range(n)]
+            measured = _hourly_rollups(engine, ids, index, start, end)
+        served = _last_served_by(engine, ids, recent, end, agent)
+    up = _uptimes(engine, ids, index, end, agent) if uptimes else [{} for _ in range(n)]
     out = []
     for t in targets:
         i = index[t.id]
@@ -104,18 +108,26 @@ SELECT target,
        (array_agg(served_by ORDER BY started_at DESC)
             FILTER (WHERE served_by IS NOT NULL AND started_at >= :recent))[1]
 FROM (SELECT *, error_kind IS DISTINCT FROM 'cancelled' AS measured FROM samples
-      WHERE target = ANY(:ids) AND started_at >= :start AND started_at < :end) AS s
+      WHERE target = ANY(:ids) AND started_at >= :start AND started_at < :end
+        AND (CAST(:agent AS text) IS NULL OR agent = :agent)) AS s
 GROUP BY target
 """)
 
 
 def _raw_pg(
-    engine: Engine, ids: list[str], index: dict[str, int], start: datetime, end: datetime, recent: datetime
+    engine: Engine,
+    ids: list[str],
+    index: dict[str, int],
+    start: datetime,
+    end: datetime,
+    recent: datetime,
+    agent: str | None = None,
 ) -> tuple[list[dict], dict[str, str]]:
     out = [_empty() for _ in ids]
     served: dict[str, str] = {}
     with engine.connect() as conn:
-        rows = conn.execute(_RAW_PG, {"ids": ids, "start": start, "end": end, "recent": recent}).all()
+        params = {"ids": ids, "start": start, "end": end, "recent": recent, "agent": agent}
+        rows = conn.execute(_RAW_PG, params).all()
     for target, samples, ok, ttft, tps, fallbacks, cost, cost_n, served_by in rows:
         q = list(ttft) if ttft else [None] * 4
         out[index[target]] = {
@@ -135,7 +147,14 @@ def _raw_pg(
     return out, served
 
 
-def _raw(engine: Engine, ids: list[str], index: dict[str, int], start: datetime, end: datetime) -> list[dict]:
+def _of_agent(table_c, agent: str | None):
+    """One vantage point's rows (`--agent`), or every agent's."""
+    return true() if agent is None else table_c.agent == agent
+
+
+def _raw(
+    engine: Engine, ids: list[str], index: dict[str, int], start: datetime, end: datetime, agent: str | None = None
+) -> list[dict]:
     cancelled = _S.error_kind == CANCELLED
     fallback = case((and_(_S.ok, _S.fallback.is_(True)), 1), else_=0)
     query = select(
@@ -146,7 +165,7 @@ def _raw(engine: Engine, ids: list[str], index: dict[str, int], start: datetime,
         _S.tps,
         _S.cost_usd,
         fallback,
-    ).where(_S.started_at >= start, _S.started_at < end, _S.target.in_(ids))
+    ).where(_S.started_at >= start, _S.started_at < end, _S.target.in_(ids), _of_agent(_S, agent))
     rows = fetch_rows(engine, query)
     n = len(ids)
     if not rows:
@@ -197,13 +216,15 @@ def daily_span(engine: Engine, start: datetime, end: datetime) -> tuple[datetime
     return (first, last) if first < last else None
 
 
-def _rollups(engine: Engine, ids: list[str], index: dict[str, int], start: datetime, end: datetime) -> list[dict]:
+def _rollups(
+    engine: Engine, ids: list[str], index: dict[str, int], start: datetime, end: datetime, agent: str | None = None
+) -> list[dict]:
     """The hours of [start, end), whole days from the daily tier (their packed histograms).
     Rows come back as they are (a GROUP BY with string_agg cost PostgreSQL more than the
     scan) and are merged here."""
     n = len(ids)
     span = daily_span(engine, start, end)
-    hours = and_(_R.target.in_(ids), _R.hour >= start, _R.hour < end)
+    hours = and_(_R.target.in_(ids), _R.hour >= start, _R.hour < end, _of_agent(_R, agent))
     if span is not None:
         hours = and_(hours, or_(_R.hour < span[0], _R.hour >= span[1]))
     h_group, h_counts, h_ttft, h_tps = _tier_rows(
@@ -211,7 +232,7 @@ def _rollups(engine: Engine, ids: list[str], index: dict[str, int], start: datet
     )
     d_group, d_counts, d_ttft, d_tps = _NO_ROWS
     if span is not None:
-        days = and_(_D.target.in_(ids), _D.day >= span[0], _D.day < span[1])
+        days = and_(_D.target.in_(ids), _D.day >= span[0], _D.day < span[1], _of_agent(_D, agent))
         d_group, d_counts, d_ttft, d_tps = _tier_rows(engine, index, _D, days, _D.ttft_ms_packed, _D.tps_packed)
     q_ttft = packed_quantiles(h_ttft, h_group, d_ttft, d_group, n, QS)
     q_tps = packed_quantiles(h_tps, h_group, d_tps, d_group, n, (0.5,))
@@ -300,10 +321,14 @@ def _rollup_cost(engine: Engine, ids: list[str], start: datetime, end: datetime)
     return {t: float(v) for t, v in fetch_rows(engine, query) if v}
 
 
-def _last_served_by(engine: Engine, ids: list[str], start: datetime, end: datetime) -> dict[str, str]:
+def _last_served_by(
+    engine: Engine, ids: list[str], start: datetime, end: datetime, agent: str | None = None
+) -> dict[str, str]:
     """The newest named upstream of each target: max(started_at) per target on the
     (target, started_at) index, joined back to its row."""
-    named = and_(_S.target.in_(ids), _S.started_at >= start, _S.started_at < end, _S.served_by.is_not(None))
+    named = and_(
+        _S.target.in_(ids), _S.started_at >= start, _S.started_at < end, _S.served_by.is_not(None), _of_agent(_S, agent)
+    )
     newest = select(_S.target.label("t"), func.max(_S.started_at).label("at")).where(named).group_by(_S.target)
     newest = newest.subquery()
     # The outer range repeats the window: without it PostgreSQL probes every day partition per target.
@@ -315,7 +340,9 @@ def _last_served_by(engine: Engine, ids: list[str], start: datetime, end: dateti
     return {t: s for t, s in fetch_rows(engine, query)}
 
 
-def _uptimes(engine: Engine, ids: list[str], index: dict[str, int], end: datetime) -> list[dict]:
+def _uptimes(
+    engine: Engine, ids: list[str], index: dict[str, int], end: datetime, agent: str | None = None
+) -> list[dict]:
     n = len(ids)
     out: list[dict[str, float | None]] = [{} for _ in range(n)]
     measured = _S.error_kind.is_(None) | (_S.error_kind != CANCELLED)
@@ -325,7 +352,12 @@ def _uptimes(engine: Engine, ids: list[str], index: dict[str, int], end: datetim
         cols += [func.sum(case((recent, 1), else_=0)), func.sum(case((and_(recent, _S.ok), 1), else_=0))]
     query = (
         select(_S.target, *cols)
-        .where(_S.target.in_(ids), _S.started_at >= end - max(UPTIME_WINDOWS.values()), _S.started_at < end)
+        .where(
+            _S.target.in_(ids),
+            _S.started_at >= end - max(UPTIME_WINDOWS.values()),
+            _S.started_at < end,
+            _of_agent(_S, agent),
+        )
         .group_by(_S.target)
     )
     for target, *counts in fetch_rows(engine, query):
@@ -334,7 +366,7 @@ def _uptimes(engine: Engine, ids: list[str], index: dict[str, int], end: datetim
             out[index[target]][name] = ok / total if total else None
     day = (
         select(_R.target, func.sum(_R.samples - cancelled_count()), func.sum(_R.ok_count))
-        .where(_R.target.in_(ids), _R.hour >= end - timedelta(days=1), _R.hour < end)
+        .where(_R.target.in_(ids), _R.hour >= end - timedelta(days=1), _R.hour < end, _of_agent(_R, agent))
         .group_by(_R.target)
     )
     for target, total, ok in fetch_rows(engine, day):
@@ -345,7 +377,12 @@ def _uptimes(engine: Engine, ids: list[str], index: dict[str, int], end: datetim
             select(
                 _S.target, func.sum(case((measured, 1), else_=0)), func.sum(case((and_(measured, _S.ok), 1), else_=0))
             )
-            .where(_S.target.in_(missing), _S.started_at >= end - timedelta(days=1), _S.started_at < end)
+            .where(
+                _S.target.in_(missing),
+                _S.started_at >= end - timedelta(days=1),
+                _S.started_at < end,
+                _of_agent(_S, agent),
+            )
             .group_by(_S.target)
         )
         for target, total, ok in fetch_rows(engine, raw_day):
@@ -371,20 +408,23 @@ def load_routes(
     by: str = "ttft",
     endpoint: bool = False,
     daily: bool = True,
+    agent: str | None = None,
 ) -> tuple[list[RankedRoute], dict[str, RouteStats]]:
     """Ranked routes with samples in the window (`model` matches the canonical name
     or the provider's id); with `endpoint`, also each target's last-30-minute stats
-    with uptimes, for OpenRouter's endpoint shape."""
+    with uptimes, for OpenRouter's endpoint shape. `agent`: as seen from that vantage point only."""
     targets = [
         t
         for t in list_targets(engine)
         if (model is None or model in (t.canonical, t.model)) and (prompt is None or t.prompt == prompt)
     ]
-    stats = [s for s in route_stats(engine, targets, end, window, daily=daily) if s.samples]
+    stats = [s for s in route_stats(engine, targets, end, window, daily=daily, agent=agent) if s.samples]
     ranked = rank_routes(stats, min_availability, by)
     recent: dict[str, RouteStats] = {}
     if endpoint and ranked:
         ranked_ids = {r.stats.target for r in ranked}
         chosen = [t for t in targets if t.id in ranked_ids]
-        recent = {s.target: s for s in route_stats(engine, chosen, end, timedelta(minutes=30), uptimes=True)}
+        recent = {
+            s.target: s for s in route_stats(engine, chosen, end, timedelta(minutes=30), uptimes=True, agent=agent)
+        }
     return ranked, recent
