@@ -101,6 +101,9 @@ class Sample:
     cost_usd: float | None = None
     answer_fingerprint: str | None = None  # temperature-0 prompts: a normalised hash of the answer
     failed_check: str | None = None  # the `expect:` check that failed (error_kind assertion)
+    # True: an extra probe the leader asked for because another vantage point began to see this target
+    # degrade (DESIGN §11), so a quorum need not wait for the next scheduled round.
+    confirmation: bool | None = None
     agent: str = "local"
     # Idempotency key: the writer and the spool replay use it so that a
     # sample is never stored twice.

@@ -40,13 +40,14 @@ from monitor.alerts.feed import fetch_new
 from monitor.alerts.grouping import GroupPolicy
 from monitor.alerts.lifecycle import RuleInput, step_rule
 from monitor.alerts.outbox import OutboxDelivery, RetryPolicy
-from monitor.alerts.quorum import Verdict
+from monitor.alerts.quorum import OK, Verdict
 from monitor.alerts.records import FIRING, AlertRecord, Change, RuleView
 from monitor.alerts.scope import TARGET, Scope
 from monitor.alerts.silences import active_silences
 from monitor.alerts.store import apply_changes, group_resolutions, load_live
 from monitor.alerts.vantage import TargetFold
 from monitor.config import Alerting
+from monitor.storage.queries import confirmations
 from monitor.storage.queries.agents import unhealthy_agents
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,7 @@ class RoundStats:
     queued: int = 0
     checkpoints: int = 0
     elapsed_s: float = 0.0
+    confirmations: int = 0  # confirmation probes asked of the other vantage points
 
 
 class StaleEngineError(RuntimeError):
@@ -155,6 +157,7 @@ class AlertEngine:
         live_firing = {(r.rule, r.scope.key) for r in live if r.state == FIRING and r.scope.kind == TARGET}
         rounds: dict[str, _RuleRound] = {name: _RuleRound() for name in rules}
         transitioned: set[SeriesKey] = set()
+        confirm: dict[str, str] = {}  # target -> the agent that began to see it alone: ask the others
         count = 0
         for name, target, scope in ((n, t, sc) for n, ts in members.items() for t, sc in ts.items()):
             settings = rules[name][1]
@@ -193,10 +196,15 @@ class AlertEngine:
             for agent, series in agents.items():
                 if series.detector.state != before.get(agent):
                     transitioned.add((name, target, agent))
+            verdict = fold.final()
+            if len(probing) >= 2 and verdict.state == OK:
+                starting = [a for a in verdict.vantage if before.get(a, OK) == OK and a in probing]
+                if starting:
+                    confirm.setdefault(target, starting[0])
             rr = rounds[name]
             if fold.target:
                 rr.evaluations[target] = fold.target
-            rr.verdicts[target] = fold.final()
+            rr.verdicts[target] = verdict
             for agent in probing:
                 key = scope.seen_from(agent).key
                 rr.scopes[key] = scope.seen_from(agent)
@@ -214,6 +222,7 @@ class AlertEngine:
             )
             saved = [_checkpoint(key, self._series[key]) for key in saving]
             checkpoints.save(conn, saved, now)
+            asked = confirmations.request(conn, confirm, intervals, now)
             new_token = checkpoints.write_token(conn, now)
         self._token = new_token
         mono = time.monotonic()
@@ -222,7 +231,7 @@ class AlertEngine:
         total = sum(len(p) for p in points.values())
         transitions = sum(1 for c in changes if c.delete or c.record.id is None or not c.record.live or c.events)
         elapsed_s = time.monotonic() - started
-        return RoundStats(total, count, len(changes), transitions, queued, len(saved), elapsed_s)
+        return RoundStats(total, count, len(changes), transitions, queued, len(saved), elapsed_s, asked)
 
     def _sync(
         self, conn, rules: Mapping[str, tuple[Any, DetectorSettings]], members: Mapping[str, Mapping[str, Scope]]

@@ -145,6 +145,7 @@ class SampleRow(Base):
     cost_usd: Mapped[float | None] = mapped_column(Float)
     answer_fingerprint: Mapped[str | None] = mapped_column(Text)
     failed_check: Mapped[str | None] = mapped_column(Text)
+    confirmation: Mapped[bool | None] = mapped_column(Boolean)  # a confirmation probe (migration 0009)
 
 
 class Agent(Base):
@@ -336,6 +337,19 @@ class RollupDirtyHour(Base):
     # (a counter, not a time: agents' clocks disagree).
     version: Mapped[int] = mapped_column(BigInteger, server_default=text("1"))
     marked_at: Mapped[datetime]
+
+
+class ConfirmationRequest(Base):
+    """The leader's ask (DESIGN §11): one vantage point began to see `target` degrade; every other agent
+    that probes it probes it once more now. At most one per target per interval (the engine checks)."""
+
+    __tablename__ = "confirmation_requests"
+    __table_args__ = (Index(None, "requested_at"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    target: Mapped[str] = mapped_column(Text)
+    seen_from: Mapped[str] = mapped_column(Text)  # the agent whose detector started: it does not re-probe
+    requested_at: Mapped[datetime]
 
 
 class JobState(Base):

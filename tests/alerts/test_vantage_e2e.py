@@ -16,9 +16,11 @@ import uuid
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from monitor.storage import migrate
 from monitor.storage.db import make_engine
+from monitor.storage.models import SampleRow
 from tests.pg import pg_url
 from tests.relay import DelayRelay
 
@@ -114,6 +116,19 @@ def test_a_fault_on_one_agents_path_tickets_it_and_on_both_pages_once(simulator,
             assert ticket["agents"] == ["b"] and ticket["agents_clear"] == ["a"]
             assert "seen from b only; a normal" in ticket["summary"]
             assert bodies(hooks, severity="page") == []
+            # The leader asked a to confirm what b began to see; a probed once more, marked so (DESIGN §11).
+            engine = make_engine(url)
+            try:
+                with engine.connect() as conn:
+                    confirmed = conn.execute(
+                        select(SampleRow.__table__.c.agent, SampleRow.__table__.c.target).where(
+                            SampleRow.__table__.c.confirmation.is_(True)
+                        )
+                    ).all()
+            finally:
+                engine.dispose()
+            target = f"path/{models['path']}@local:short"
+            assert confirmed and {tuple(r) for r in confirmed} == {("a", target)}, confirmed
 
             relay_a.delay_s = 0.2  # the same fault on both paths: the target's, confirmed by both
             assert hooks.wait_for(lambda r: bodies(r, status="firing", severity="page"), 45)

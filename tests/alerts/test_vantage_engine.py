@@ -8,6 +8,7 @@ seen from both pages once with both agents and `dominant: provider`.
 
 from __future__ import annotations
 
+import itertools
 from datetime import timedelta
 
 from sqlalchemy import select
@@ -138,3 +139,37 @@ def test_one_agent_behaves_as_before(db, tmp_path):
     (page,) = [r for r in alerts(db) if r["fired_at"] is not None]
     assert page["severity"] == "page" and page["scope_kind"] == "target" and page["agents"] == ["a"]
     assert "seen from" not in page["summary"]
+
+
+def test_one_agent_starting_to_see_a_shift_asks_the_others_to_confirm_once_per_interval(db, tmp_path):
+    """Confirmation probes (DESIGN §11): when b's detector leaves ok while a's does not, the leader writes
+    one ask for the target, seen from b; not again within the target's interval."""
+    from monitor.storage.models import ConfirmationRequest
+    from monitor.storage.queries import confirmations
+
+    cfg = config(tmp_path)
+    slow_b = between(3.0, 5.0, 1.5 * 620.0, 0.0)
+    insert_samples(db, probes(M0, "a", HOURS) + probes(M0, "b", HOURS, path_extra=slow_b))
+    run(db, cfg, step_s=60.0, hours=4.0)
+    with db.connect() as conn:
+        asks = conn.execute(select(ConfirmationRequest.__table__)).all()
+    assert asks and all(a.target == M0 and a.seen_from == "b" for a in asks)
+    first = min(a.requested_at for a in asks)
+    assert T0 + timedelta(hours=3) <= first <= T0 + timedelta(hours=3, minutes=10)
+    times = sorted(a.requested_at for a in asks)
+    assert all(
+        later - earlier >= timedelta(seconds=60) for earlier, later in itertools.pairwise(times)
+    )  # 1-minute target
+    assert [a.target for a in confirmations.after(db, 0, first)] == [M0] * len(asks)
+    # A target probed from one agent only has nobody to ask.
+    with db.begin() as conn:
+        conn.execute(ConfirmationRequest.__table__.delete())
+    single = tmp_path / "single"
+    single.mkdir()
+    from monitor.storage.models import SampleRow
+
+    with db.begin() as conn:
+        conn.execute(SampleRow.__table__.delete().where(SampleRow.__table__.c.agent == "a"))
+    run(db, config(single), step_s=300.0, hours=4.0)
+    with db.connect() as conn:
+        assert conn.execute(select(ConfirmationRequest.__table__)).all() == []
