@@ -33,19 +33,17 @@ from typing import Any
 from sqlalchemy import Engine
 
 from monitor.alerts import checkpoints
-from monitor.alerts.attribution import LATENCY_RULE_METRICS, PathHistory, processing_ms, split_sample
-from monitor.alerts.detectors.base import Evaluation
+from monitor.alerts.attribution import PathHistory
 from monitor.alerts.detectors.detect import DetectorSettings, SeriesDetector, settings_from_rule
 from monitor.alerts.feed import fetch_new
 from monitor.alerts.grouping import GroupPolicy
 from monitor.alerts.lifecycle import RuleInput, step_rule
 from monitor.alerts.outbox import OutboxDelivery, RetryPolicy
-from monitor.alerts.quorum import OK, Verdict
 from monitor.alerts.records import FIRING, AlertRecord, Change, RuleView
 from monitor.alerts.scope import TARGET, Scope
+from monitor.alerts.series import RuleRound, Series, SeriesKey, checkpoint_of, feed_pair
 from monitor.alerts.silences import active_silences
 from monitor.alerts.store import apply_changes, group_resolutions, load_live
-from monitor.alerts.vantage import TargetFold
 from monitor.config import Alerting
 from monitor.storage.queries import confirmations
 from monitor.storage.queries.agents import unhealthy_agents
@@ -84,24 +82,11 @@ class StaleEngineError(RuntimeError):
     """Another engine evaluated since this one read the database: its memory is out of date."""
 
 
-@dataclass
-class _Series:
-    detector: SeriesDetector
-    settings: DetectorSettings
-    cursor: datetime | None  # started_at of the newest sample seen
-    saved_at: float | None = None  # monotonic time of the last checkpoint
-    dirty: bool = False
-    paths: PathHistory = field(default_factory=PathHistory)  # latency rules: "is it them or us"
-
-
-SeriesKey = tuple[str, str, str]  # (rule, target id, agent): one series per vantage point (DESIGN §11)
-
-
 class AlertEngine:
     def __init__(self, options: EngineOptions | None = None, clock: Callable[[], datetime] | None = None) -> None:
         self.options = options or EngineOptions()
         self.clock = clock or (lambda: datetime.now(UTC))
-        self._series: dict[SeriesKey, _Series] = {}
+        self._series: dict[SeriesKey, Series] = {}
         self._loaded: set[tuple[str, str]] = set()  # (rule, target) pairs whose checkpoints are loaded
         self._token: str | None = None
 
@@ -151,66 +136,37 @@ class AlertEngine:
             silences = active_silences(conn, config.silences, now)
 
         intervals = {t.id: t.interval_s for t in config.targets}
-        by_pair: dict[tuple[str, str], dict[str, _Series]] = {}
+        by_pair: dict[tuple[str, str], dict[str, Series]] = {}
         for (name, target, agent), series in self._series.items():
             by_pair.setdefault((name, target), {})[agent] = series
         live_firing = {(r.rule, r.scope.key) for r in live if r.state == FIRING and r.scope.kind == TARGET}
-        rounds: dict[str, _RuleRound] = {name: _RuleRound() for name in rules}
+        rounds: dict[str, RuleRound] = {name: RuleRound() for name in rules}
         transitioned: set[SeriesKey] = set()
         confirm: dict[str, str] = {}  # target -> the agent that began to see it alone: ask the others
         count = 0
         for name, target, scope in ((n, t, sc) for n, ts in members.items() for t, sc in ts.items()):
-            settings = rules[name][1]
             new_points = points.get(target, ())
             if not new_points:
                 continue  # nothing new: its alerts keep what the last round that saw samples said
+            rule, settings = rules[name]
             agents = by_pair.setdefault((name, target), {})
             window_s = max(settings.window_s, PROBING_INTERVALS * intervals.get(target, 0.0)) + opts.settle_s
-            probing = _probing(agents, new_points, now - timedelta(seconds=window_s), unhealthy)
-            fold = TargetFold(probing, rules[name][0].confirm, (name, target) in live_firing)
-            before = {}
-            for agent, series in agents.items():
-                fold.seed(agent, series.detector.state)
-                before[agent] = series.detector.state
-            attributing = settings.metric in LATENCY_RULE_METRICS
-            for point in new_points:
-                series = agents.get(point.agent)
-                if series is None:  # a vantage point new to this target: it warms up on its own
-                    series = agents[point.agent] = self._series[(name, target, point.agent)] = _Series(
-                        SeriesDetector(settings), settings, None
-                    )
-                    before[point.agent] = series.detector.state
-                if series.cursor is not None and point.started_at <= series.cursor:
-                    continue
-                series.cursor, series.dirty = point.started_at, True
-                if point.agent in unhealthy:
-                    continue  # that vantage point reaches no provider: its failures are its own
-                ev = series.detector.observe(point.started_at, point.value(settings.metric))
-                if attributing and point.ok:
-                    series.paths.add(ev.timestamp, split_sample(point.value(settings.metric), point.ttfb_ms,
-                                                                processing_ms(point.server_timing)))  # fmt: skip
-                fold.add(point.agent, ev)
-                count += 1
-                if ev.alarm_started or ev.resolved:
-                    transitioned.add((name, target, point.agent))
-            for agent, series in agents.items():
-                if series.detector.state != before.get(agent):
-                    transitioned.add((name, target, agent))
-            verdict = fold.final()
-            if len(probing) >= 2 and verdict.state == OK:
-                starting = [a for a in verdict.vantage if before.get(a, OK) == OK and a in probing]
-                if starting:
-                    confirm.setdefault(target, starting[0])
-            rr = rounds[name]
-            if fold.target:
-                rr.evaluations[target] = fold.target
-            rr.verdicts[target] = verdict
-            for agent in probing:
-                key = scope.seen_from(agent).key
-                rr.scopes[key] = scope.seen_from(agent)
-                if fold.vantage.get(agent):
-                    rr.evaluations_v[key] = fold.vantage[agent]
-            rr.paths[target] = {a: s.paths for a, s in agents.items()}
+            fed = feed_pair(
+                agents,
+                new_points,
+                settings,
+                confirm=rule.confirm,
+                target_firing=(name, target) in live_firing,
+                probing_since=now - timedelta(seconds=window_s),
+                unhealthy=unhealthy,
+            )
+            for agent in fed.new_agents:
+                self._series[(name, target, agent)] = agents[agent]
+            transitioned.update((name, target, agent) for agent in fed.transitioned)
+            count += fed.evaluated
+            if fed.ask_from is not None:
+                confirm.setdefault(target, fed.ask_from)
+            rounds[name].add(target, scope, fed, agents)
 
         changes = self._lifecycle(rules, members, rounds, live, released, silences, config, now)
         saving = self._due_checkpoints(transitioned)
@@ -220,7 +176,7 @@ class AlertEngine:
             queued = apply_changes(
                 conn, changes, config.notifiers, dashboard_url=config.dashboard_url, now=now, secrets=config.secrets
             )
-            saved = [_checkpoint(key, self._series[key]) for key in saving]
+            saved = [checkpoint_of(key, self._series[key]) for key in saving]
             checkpoints.save(conn, saved, now)
             asked = confirmations.request(conn, confirm, intervals, now)
             new_token = checkpoints.write_token(conn, now)
@@ -251,7 +207,7 @@ class AlertEngine:
             settings = rules[name][1]
             det = SeriesDetector.from_state(settings, cp.state)
             paths = PathHistory(cp.state.get("paths") or ()) if isinstance(cp.state, dict) else PathHistory()
-            self._series[(name, target, agent)] = _Series(det, settings, cp.last_ts, saved_at=mono, paths=paths)
+            self._series[(name, target, agent)] = Series(det, settings, cp.last_ts, saved_at=mono, paths=paths)
         self._loaded |= missing
         for (name, _target, _agent), series in self._series.items():
             settings = rules[name][1]
@@ -330,36 +286,6 @@ class AlertEngine:
         ]
         stale.sort(key=lambda k: self._series[k].saved_at or 0.0)  # never-saved and oldest first
         return due + stale[: max(0, self.options.max_checkpoints_per_round - len(due))]
-
-
-@dataclass
-class _RuleRound:
-    """One rule's inputs to the lifecycle from one round."""
-
-    evaluations: dict[str, list[Evaluation]] = field(default_factory=dict)  # target id -> quorum evaluations
-    evaluations_v: dict[str, list[Evaluation]] = field(default_factory=dict)  # vantage key -> its evaluations
-    scopes: dict[str, Scope] = field(default_factory=dict)  # vantage key -> scope, per probing agent
-    verdicts: dict[str, Verdict] = field(default_factory=dict)  # target id -> where the condition holds
-    paths: dict[str, dict[str, PathHistory]] = field(default_factory=dict)  # target id -> agent -> history
-
-    def attribute(self, target: str, agent: str, since_s: float) -> dict[str, Any] | None:
-        history = self.paths.get(target, {}).get(agent)
-        return None if history is None else history.attribute(since_s)
-
-
-def _probing(agents: Mapping[str, _Series], new_points, since: datetime, unhealthy) -> frozenset[str]:
-    """The agents that probed a target since `since` (its rule's window), healthy ones only."""
-    seen = {a for a, s in agents.items() if s.cursor is not None and s.cursor >= since}
-    seen |= {p.agent for p in new_points if p.started_at >= since}
-    return frozenset(seen - set(unhealthy))
-
-
-def _checkpoint(key: SeriesKey, series: _Series) -> checkpoints.Checkpoint:
-    name, target, agent = key
-    state = series.detector.to_state()
-    if series.paths.points:
-        state["paths"] = series.paths.to_state()
-    return checkpoints.Checkpoint(name, checkpoints.series_name(target, agent), state, series.cursor)
 
 
 def _valid_rules(rules) -> dict[str, tuple[Any, DetectorSettings]]:
