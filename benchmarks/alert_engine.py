@@ -1,6 +1,6 @@
 """Alert evaluation cost at fleet scale (DESIGN §9: 10,000 targets at 1-minute intervals).
 
-    python benchmarks/alert_engine.py [--targets 10000] [--database URL] [--rounds 5]
+    python benchmarks/alert_engine.py [--targets 10000] [--database URL] [--rounds 5] [--agents 1,3]
 
 Builds a config of N targets with a regression and a threshold rule, stores a
 warm-up hour of samples, then times evaluation rounds the way the leader runs
@@ -8,6 +8,11 @@ them every 30 s: each round first stores one new sample per target for half
 of the targets (a minute of probing seen every 30 s), then evaluates. Prints
 a table: round, samples read, evaluations, seconds. The first round is the
 cold start (every detector warms up on history); the rest are steady state.
+
+`--agents 1,3` runs the same fleet probed from one vantage point, then from
+three (one series per rule, target and agent: DESIGN §11), one after the
+other in one run, and prints the steady-state cost per sample of each and
+their ratio (the goal: three agents within 1.5x of one agent, per sample).
 """
 
 from __future__ import annotations
@@ -59,9 +64,12 @@ def build_config(n_targets: int, tmp: Path):
     return load_config_text(json.dumps(spec), base_dir=tmp, env={})
 
 
-def samples_for(targets, at: datetime, rng: random.Random) -> list[Sample]:
+RULES = 2  # build_config's: a regression and a threshold
+
+
+def samples_for(targets, at: datetime, rng: random.Random, agents: int = 1) -> list[Sample]:
     out = []
-    for t in targets:
+    for t, agent in ((t, a) for t in targets for a in range(agents)):
         ok = rng.random() > 0.02
         ttft = 300 * rng.lognormvariate(0, 0.2)
         out.append(
@@ -75,10 +83,43 @@ def samples_for(targets, at: datetime, rng: random.Random) -> list[Sample]:
                 ok=ok,
                 error_kind=None if ok else "server_error",
                 ttft_ms=ttft if ok else None,
-                agent="bench",
+                agent="bench" if agents == 1 else f"bench-{agent}",
             )
         )
     return out
+
+
+class Fleet:
+    """One database and engine: `targets` probed from `agents` vantage points."""
+
+    def __init__(self, n_targets: int, agents: int, history_min: int, database: str | None) -> None:
+        tmp = Path(tempfile.mkdtemp())
+        self.agents = agents
+        self.config = build_config(n_targets, tmp)
+        self.targets = self.config.targets
+        self.db = make_engine(database or f"sqlite:///{tmp / 'bench.db'}")
+        migrate.upgrade(self.db)
+        self.rng = random.Random(1)
+        self.now = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=history_min)
+        t0 = time.perf_counter()
+        for minute in range(history_min):
+            insert_samples(self.db, samples_for(self.targets, self.now + timedelta(minutes=minute), self.rng, agents))
+        self.now += timedelta(minutes=history_min)
+        print(
+            f"{len(self.targets)} targets x 2 rules x {agents} agent{'s' if agents > 1 else ''}; "
+            f"history {history_min} min stored in {time.perf_counter() - t0:.1f}s"
+        )
+        self.engine = AlertEngine(EngineOptions(settle_s=0.0))
+
+    def round(self, i: int) -> tuple[int, int, float]:
+        """(samples read, samples evaluated, seconds); round 0 is the cold start. A sample is evaluated
+        once per rule; more can be read (a target's read resumes at its slowest agent's cursor)."""
+        if i:
+            self.now += timedelta(seconds=30)
+            half = self.targets[(i % 2) :: 2]
+            insert_samples(self.db, samples_for(half, self.now - timedelta(seconds=30), self.rng, self.agents))
+        stats = self.engine.evaluate(self.db, self.config, now=self.now + timedelta(seconds=1))
+        return stats.samples, stats.evaluations // RULES, stats.elapsed_s
 
 
 def main() -> None:
@@ -87,29 +128,34 @@ def main() -> None:
     parser.add_argument("--database", help="default: a temporary SQLite file")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--history-min", type=int, default=60)
+    parser.add_argument("--agents", default="1", help="vantage points; a list (1,3) compares them per sample")
     args = parser.parse_args()
-    tmp = Path(tempfile.mkdtemp())
-    config = build_config(args.targets, tmp)
-    targets = config.targets
-    engine = make_engine(args.database or f"sqlite:///{tmp / 'bench.db'}")
-    migrate.upgrade(engine)
-    rng = random.Random(1)
-    now = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=args.history_min)
-    t0 = time.perf_counter()
-    for minute in range(args.history_min):
-        insert_samples(engine, samples_for(targets, now + timedelta(minutes=minute), rng))
-    now += timedelta(minutes=args.history_min)
-    print(f"{len(targets)} targets x 2 rules; history {args.history_min} min stored in {time.perf_counter() - t0:.1f}s")
-    alert_engine = AlertEngine(EngineOptions(settle_s=0.0))
-    print(f"{'round':>5} {'samples':>8} {'evals':>8} {'seconds':>8}")
+    fleets = [Fleet(args.targets, int(a), args.history_min, args.database) for a in args.agents.split(",")]
+    # Rounds alternate between the fleets, so a busy moment of a shared machine falls on both alike.
+    print(f"{'agents':>6} {'round':>5} {'read':>8} {'evaluated':>9} {'seconds':>8} {'us/sample':>10}")
+    results: dict[int, list[tuple[int, float]]] = {f.agents: [] for f in fleets}
     for i in range(args.rounds):
-        if i:
-            now += timedelta(seconds=30)
-            half = targets[(i % 2) :: 2]
-            insert_samples(engine, samples_for(half, now - timedelta(seconds=30), rng))
-        stats = alert_engine.evaluate(engine, config, now=now + timedelta(seconds=1))
-        print(f"{i:>5} {stats.samples:>8} {stats.evaluations:>8} {stats.elapsed_s:>8.2f}")
-    engine.dispose()
+        for fleet in fleets:
+            read, evaluated, seconds = fleet.round(i)
+            results[fleet.agents].append((evaluated, seconds))
+            per = 1e6 * seconds / max(1, evaluated)
+            print(f"{fleet.agents:>6} {i:>5} {read:>8} {evaluated:>9} {seconds:>8.2f} {per:>10.1f}")
+    for fleet in fleets:
+        fleet.db.dispose()
+    if len(fleets) > 1:
+        per_sample = {a: _per_sample(r[1:] or r) for a, r in results.items()}
+        cold = {a: _per_sample(r[:1]) for a, r in results.items()}
+        base, base_cold = next(iter(per_sample.values())), next(iter(cold.values()))
+        print(f"{'agents':>6} {'us/sample steady':>17} {'ratio':>6} {'us/sample cold':>15} {'ratio':>6}")
+        for agents, cost in per_sample.items():
+            print(
+                f"{agents:>6} {cost * 1e6:>17.1f} {cost / base:>6.2f} "
+                f"{cold[agents] * 1e6:>15.1f} {cold[agents] / base_cold:>6.2f}"
+            )
+
+
+def _per_sample(rounds: list[tuple[int, float]]) -> float:
+    return sum(s for _, s in rounds) / max(1, sum(n for n, _ in rounds))
 
 
 if __name__ == "__main__":

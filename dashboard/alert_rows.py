@@ -72,3 +72,40 @@ def link_column():
     import streamlit as st
 
     return {"view": st.column_config.LinkColumn("view", display_text="open", help="This alert's own view")}
+
+
+def seen_from(a: AlertView) -> str:
+    """Where the condition held and where not (DESIGN §11); '' before vantage points."""
+    if not a.agents:
+        return ""
+    clear = f"; normal from {', '.join(a.agents_clear)}" if a.agents_clear else ""
+    return f"seen from {', '.join(a.agents)}{clear}"
+
+
+def attribution_text(a: AlertView) -> str:
+    """`Mostly the network path: +943 ms network, +6 ms provider (seen from eu-west; normal from us-east)`."""
+    split = a.attribution or {}
+    if not split:
+        return ""
+    who = "the network path" if split.get("dominant") == "network" else "the provider"
+    where = f" ({seen_from(a)})" if a.agents else ""
+    return (
+        f"**Is it them or us:** mostly {who} — {float(split['network_ms']):+,.0f} ms network, "
+        f"{float(split['provider_ms']):+,.0f} ms provider{where}."
+    )
+
+
+def attribution_rows(alerts: Sequence[AlertView]) -> list[dict[str, object]]:
+    return [
+        {
+            "alert": f"#{a.id} {a.rule}",
+            "started (UTC)": a.begins_at.strftime(TIME),
+            "scope": f"from {a.agent}" if a.agent else a.scope_kind,
+            "network": f"{float(a.attribution['network_ms']):+,.0f} ms",
+            "provider": f"{float(a.attribution['provider_ms']):+,.0f} ms",
+            "mostly": a.attribution["dominant"],
+            "where": seen_from(a),
+        }
+        for a in alerts
+        if a.attribution
+    ]

@@ -28,7 +28,7 @@ from monitor.storage.queries import alertviews, compare, health, overview, route
 from monitor.storage.queries import cache_figures as cache_queries
 from monitor.storage.queries import failures as failure_queries
 from monitor.storage.queries import targets as target_queries
-from monitor.storage.queries.agents import AgentInfo, list_agents
+from monitor.storage.queries.agents import AgentInfo, AgentReach, agent_reach, list_agents
 from monitor.storage.queries.cache_figures import CacheFigures
 
 T = TypeVar("T")
@@ -37,6 +37,7 @@ TargetRef = target_queries.TargetRef
 # spilled to disk at the default 4 MB (+8 ms); a dashboard holds at most a handful of connections.
 PG_OPTIONS = "-c default_transaction_read_only=on -c jit=off -c statement_timeout=20000 -c work_mem=16MB"
 SHORT_TTL_S = 20
+REACH_WINDOW = timedelta(minutes=15)  # the Overview's per-agent reach: each vantage point's recent probes
 
 
 class Unavailable(Exception):
@@ -121,6 +122,7 @@ class OverviewData:
     live_alerts: tuple[alertviews.AlertView, ...]
     agents: tuple[AgentInfo, ...]
     spend_month: tuple[spend.ProviderSpend, ...] = ()  # what the probes cost since the 1st (UTC)
+    reach: tuple[AgentReach, ...] = ()  # each vantage point's last 15 minutes, per provider
 
 
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
@@ -131,6 +133,7 @@ def overview_data(at: datetime) -> OverviewData:
         tuple(guarded(alertviews.live_alerts, eng)),
         tuple(guarded(list_agents, eng)),
         tuple(guarded(spend.spend_by_provider, eng, spend.month_start(at))),
+        tuple(guarded(agent_reach, eng, at - REACH_WINDOW)),
     )
 
 

@@ -112,6 +112,9 @@ class Sample:
     # The egress proxy's origin (no credentials) when the probe went through one: dns_ms and
     # connect_ms are then the proxy's, tls_ms the provider's handshake inside the CONNECT tunnel.
     via_proxy: str | None = None
+    # True: an extra probe the leader asked for because another vantage point began to see this target
+    # degrade (DESIGN §11), so a quorum need not wait for the next scheduled round.
+    confirmation: bool | None = None
     agent: str = "local"
     # Idempotency key: the writer and the spool replay use it so that a
     # sample is never stored twice.

@@ -7,6 +7,7 @@ from datetime import timedelta
 import streamlit as st
 
 from dashboard import alert_rows, charts, coverage, data, status, ui
+from dashboard.agent_rows import agent_rows
 from dashboard.charts_status import GridCell
 
 SILENT_AGENT = timedelta(minutes=10)
@@ -88,20 +89,10 @@ def body() -> None:
         st.subheader("Agents")
         if not od.agents:
             st.info("No probe agent has reported yet.")
-        st.dataframe(
-            [
-                {
-                    "agent": a.name,
-                    "status": "silent"
-                    if a.last_sample_at is None or now - a.last_sample_at > SILENT_AGENT
-                    else ("probing" if a.healthy else "unhealthy: cannot reach providers"),
-                    "last sample": ui.ago(a.last_sample_at, now),
-                    "heartbeat": ui.ago(a.last_seen, now),
-                }
-                for a in od.agents
-            ],
-            hide_index=True,
-            width="stretch",
+        st.dataframe(agent_rows(od, now), hide_index=True, width="stretch")
+        st.caption(
+            "Each agent is a vantage point. Lag: the latest its probes started against their schedule; "
+            "one column per provider: the share of that agent's probes of it that succeeded (last 15 min)."
         )
     if od.spend_month:
         st.subheader("Probe spend this month")

@@ -38,7 +38,12 @@ if marked is not None:  # the alert a link points at, in words; the charts outli
             f"started {marked.begins_at:%Y-%m-%d %H:%M} UTC, for {fmt.span(marked.duration_s(now))}."
         )
 
+        if marked.attribution:  # "is it them or us" (DESIGN §11)
+            st.markdown(alert_rows.attribution_text(marked))
+
+per_agent = urlstate.bound(st.toggle, "One line per vantage point", name="agents", key="target-agents", default=False)
 trend = ui.load(data.trend, (target,), win.start, win.end, "target")
+drawn = ui.load(data.trend, (target,), win.start, win.end, "agent") if per_agent else trend
 alerts = [
     a
     for a in ui.load(data.alerts_between, win.start, win.end, False)
@@ -51,7 +56,7 @@ if series is None or not sum(series.measured):
     st.info(f"No samples of `{target}` in {win.label}.", icon=":material/info:")
 else:
     st.plotly_chart(
-        charts.trend_figure(trend, [a for a in alerts if a.fired_at], win.end, marked=marked),
+        charts.trend_figure(drawn, [a for a in alerts if a.fired_at], win.end, marked=marked),
         width="stretch",
         key="target-trend",
     )
@@ -78,6 +83,15 @@ if cached:  # a cache probe (DESIGN §13): cold and warm apart, and what the cac
     st.subheader("Prompt cache")
     st.dataframe(cache_view.cache_rows(cached, data.settings().full_prices), hide_index=True, width="stretch")
     st.caption(cache_view.CAPTION)
+
+split = [a for a in alerts if a.attribution]
+if split:
+    st.subheader("Is it them or us")
+    st.caption(
+        "Each latency alert's change split into the network path (time to response headers, less the "
+        "provider's own processing time where it reports it) and the provider (the rest of the TTFT)."
+    )
+    st.dataframe(alert_rows.attribution_rows(split), hide_index=True, width="stretch")
 
 st.subheader("Alerts")
 # Every kind of alert on this target or a scope that holds it (a provider-region alert, a route change ...).

@@ -35,7 +35,7 @@ if len(ids) == 1:
     st.page_link(
         "pages/target.py", label=f"Open {ids[0]}", icon=":material/my_location:", query_params={"target": ids[0]}
     )
-if len({t.label(split_by) for t in selected}) > MAX_SERIES:
+if split_by != "agent" and len({t.label(split_by) for t in selected}) > MAX_SERIES:  # agents: a handful
     st.warning(f"More than {MAX_SERIES} lines would be unreadable: narrow the selection or choose a coarser split.")
     st.stop()
 

@@ -12,7 +12,7 @@ transaction checks the token first (monitor/agent/leader.py).
 no table rewrite, instant on a partitioned table of any size.
 
 Revision ID: 0010_leader_lease
-Revises: 0008
+Revises: 0009_vantage_points
 Create Date: 2026-12-02
 """
 
@@ -24,7 +24,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0010_leader_lease"
-down_revision: str | Sequence[str] | None = "0008"
+down_revision: str | Sequence[str] | None = "0009_vantage_points"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

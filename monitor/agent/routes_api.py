@@ -2,6 +2,7 @@
 each route also in OpenRouter's endpoint shape (DESIGN §10).
 
     GET /routes?model=llama-3.1-70b&prompt=short&window=30m&min_availability=99%&by=ttft
+    GET /routes?agent=eu-west   (as seen from one vantage point: its samples and rollups only)
 
 Runs on the status server's thread against the service's engine; a bad
 parameter is a 400, a database that cannot answer a 503, never a crash.
@@ -67,6 +68,8 @@ def routes_handler(
                 obj.update(formats.endpoint_fields(recent[r.stats.target]))
             routes.append(obj)
         body = {"window": window_text, "min_availability": floor, "by": by, "routes": routes}
+        if query.get("agent"):
+            body["agent"] = query["agent"]
         return 200, json.dumps(body).encode()
 
     return handle

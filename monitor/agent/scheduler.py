@@ -185,11 +185,16 @@ class ProbeScheduler:
             self._scheduler.shutdown(wait=False)
 
     # ----------------------------------------------------------------- jobs
-    async def run_now(self, target_id: str) -> None:
-        """Probe a target immediately (tests and `probe`-style triggers)."""
-        await self._run(target_id, planned_s=time.time())
+    async def run_now(self, target_id: str, *, confirmation: bool = False) -> None:
+        """Probe a target immediately (tests, `probe`-style triggers, and the leader's confirmation asks:
+        `confirmation` marks the sample so; it waits for the per-provider cap like any probe)."""
+        await self._run(target_id, planned_s=time.time(), confirmation=confirmation)
 
-    async def _run(self, target_id: str, planned_s: float | None = None) -> None:
+    def probes(self, target_id: str) -> bool:
+        """Is this target among this agent's?"""
+        return target_id in self._targets
+
+    async def _run(self, target_id: str, planned_s: float | None = None, confirmation: bool = False) -> None:
         target = self._targets.get(target_id)
         slot = self._slots.get(target_id)
         if target is None or slot is None or self._stopping:
@@ -225,7 +230,7 @@ class ProbeScheduler:
             route.observe(took_s, wait_ms)
             # A cache probe's round is a cold/warm pair (monitor.probe.cache_pair): both are sunk.
             for one in sample if isinstance(sample, tuple) else (sample,):
-                self._sink(replace(one, queue_wait_ms=round(wait_ms, 3)))
+                self._sink(replace(one, queue_wait_ms=round(wait_ms, 3), confirmation=True if confirmation else None))
         except asyncio.CancelledError:
             # Only shutdown cancels a job (a probe's own deadlines are timeouts).
             # Recorded, and not re-raised: this is the job task's outermost frame

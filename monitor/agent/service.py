@@ -15,7 +15,7 @@ import os
 import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from monitor import __version__
@@ -43,6 +43,8 @@ GAUGES_EVERY_S = 1.0
 HEARTBEAT_S = 30.0
 ROLLUP_EVERY_S = 60.0
 RETENTION_EVERY_S = 3600.0
+CONFIRM_POLL_S = 2.0  # how soon a confirmation ask is probed from the other vantage points (DESIGN §11)
+CONFIRM_MAX_AGE_S = 60.0  # an ask older than this is moot (the agent was down): the next round will do
 SPOOL_UNHEALTHY_BYTES = 64 * 1024 * 1024
 
 
@@ -106,6 +108,8 @@ class Service:
         self._mcp = None  # /mcp (monitor.agent.lazy_app over monitor.mcp_server.http), set by run()
         self.otel = None  # monitor.agent.otel.OtelMetrics when the OTEL_* environment asks for it
         self._stop = asyncio.Event()
+        self._confirm_after: int | None = None  # the newest confirmation ask seen
+        self._confirming: set[asyncio.Task] = set()
         self._reload = asyncio.Event()
         self._config_mtime = _mtime(options.config_path)
         # Tasks besides the probes in flight: flat in a healthy process, so a leak
@@ -305,6 +309,7 @@ class Service:
         jobs.every("gauges", GAUGES_EVERY_S, self._update_gauges, serial=False)
         jobs.every("heartbeat", HEARTBEAT_S, blocking("heartbeat", self._heartbeat))
         jobs.every("leader", LEADER_RETRY_S, self._poll_leader)
+        jobs.every("confirmations", CONFIRM_POLL_S, self._confirm, serial=False)
         jobs.every("rollups", ROLLUP_EVERY_S, blocking("rollups", lambda: rollup_recent(engine)), leader_only=True)
         jobs.every("retention", RETENTION_EVERY_S, blocking("retention", housekeep), leader_only=True)
         for name, (interval_s, job) in self.options.leader_jobs.items():
@@ -336,6 +341,26 @@ class Service:
         for provider, region in self._short_routes - short:
             log.info("%s@%s keeps its schedule again", provider, region)
         self._short_routes = short
+
+    async def _confirm(self) -> None:
+        """Probe once more what the leader asks to have confirmed from every other vantage point (DESIGN §11)."""
+        from monitor.storage.queries import confirmations
+
+        try:
+            if self._confirm_after is None:  # start after the asks that were there before this agent
+                self._confirm_after = await asyncio.to_thread(confirmations.newest_id, self.engine)
+                return
+            since = datetime.now(UTC) - timedelta(seconds=CONFIRM_MAX_AGE_S)
+            asks = await asyncio.to_thread(confirmations.after, self.engine, self._confirm_after, since)
+        except Exception as exc:  # the database may be down: the scheduled probes go on
+            log.debug("confirmation asks unreadable: %s", type(exc).__name__)
+            return
+        for ask in asks:
+            self._confirm_after = max(self._confirm_after, ask.id)
+            if ask.seen_from != self.config.agent and self.scheduler.probes(ask.target):
+                task = asyncio.ensure_future(self.scheduler.run_now(ask.target, confirmation=True))
+                self._confirming.add(task)
+                task.add_done_callback(self._confirming.discard)
 
     async def _poll_leader(self) -> None:
         was_leader = self.leader.is_leader

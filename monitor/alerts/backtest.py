@@ -6,6 +6,12 @@ CSV: a header row, then one row per probe. Columns:
   are taken as milliseconds);
 - `value` (or, without a `value` column, the column named after the metric,
   e.g. `ttft_ms`): a number; empty or negative is a failed probe;
+- `agent` (optional): the vantage point that took the sample. With more than
+  one agent each gets its own detector and the quorum decides (DESIGN §11,
+  backtest_vantage.py): an alarm is the target's (`scope: target`, every
+  agent where it holds in `agents`) or one agent's (`scope: vantage`);
+- `ttfb_ms` (and `processing_ms`, optional): with them a latency alarm says
+  whether the network path or the provider moved (`attribution`);
 - anything else is ignored, except `target`: a file with more than one
   target is refused (filter it with `firsttoken samples --target`).
 Rows must be in time order. A bad row is a `BacktestError` naming its line.
@@ -40,6 +46,9 @@ class Point:
     line: int  # line in the file, 1 = the header
     timestamp_s: float
     value: float | None  # None: a failed probe
+    agent: str = ""  # the vantage point; "" when the file has no agent column
+    ttfb_ms: float | None = None
+    processing_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,11 @@ class Alarm:
     resolved_index: int | None = None
     resolved_timestamp: str | None = None
     new_normal: bool = False
+    scope: str = "target"  # target | vantage (below the quorum: `agent` saw it, the others did not)
+    agent: str | None = None
+    agents: tuple[str, ...] = ()
+    agents_clear: tuple[str, ...] = ()
+    attribution: dict | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -72,6 +86,9 @@ def read_points(rows: Iterable[Sequence[str]], metric: str, source: str = "csv")
         raise BacktestError(f"{source}:1: no {missing} column in the header")
     value_col = names.index(value_name)
     target_col = names.index("target") if "target" in names else None
+    agent_col = names.index("agent") if "agent" in names else None
+    ttfb_col = names.index("ttfb_ms") if "ttfb_ms" in names and value_name != "ttfb_ms" else None
+    processing_col = names.index("processing_ms") if "processing_ms" in names else None
     points: list[Point] = []
     target = None
     for line, row in enumerate(it, start=2):
@@ -90,7 +107,18 @@ def read_points(rows: Iterable[Sequence[str]], metric: str, source: str = "csv")
                     f"{source}:{line}: a second target ({row[target_col]!r} after {target!r}); "
                     "replay one target at a time (firsttoken samples --target ID --csv)"
                 )
-        points.append(Point(line, ts, _value(row[value_col], f"{source}:{line}")))
+        where = f"{source}:{line}"
+        agent = row[agent_col].strip() if agent_col is not None and agent_col < len(row) else ""
+        points.append(
+            Point(
+                line,
+                ts,
+                _value(row[value_col], where),
+                agent,
+                _optional(row, ttfb_col, where),
+                _optional(row, processing_col, where),
+            )
+        )
     return points
 
 
@@ -126,8 +154,13 @@ def _value(text: str, where: str) -> float | None:
     return None if value < 0 else value
 
 
+def _optional(row: Sequence[str], col: int | None, where: str) -> float | None:
+    return None if col is None or col >= len(row) else _value(row[col], where)
+
+
 def replay(points: Sequence[Point], rules: Sequence[tuple[str, DetectorSettings]]) -> list[Alarm]:
-    """Every alarm of every rule, in row order (then rule order)."""
+    """Every alarm of every rule, in row order (then rule order), all rows as one series
+    (backtest_vantage.replay_points splits them per agent first)."""
     alarms: list[Alarm] = []
     for name, settings in rules:
         alarms.extend(_replay_one(points, name, settings))

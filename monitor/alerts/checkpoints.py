@@ -43,6 +43,33 @@ def _insert(conn: Connection):
     return pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
 
 
+SERIES_SEP = "~"  # series = target id ~ agent: one detector per vantage point (DESIGN §11)
+
+
+def series_name(target: str, agent: str) -> str:
+    return f"{target}{SERIES_SEP}{agent}"
+
+
+def load_pairs(conn: Connection, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str, str], Checkpoint]:
+    """The stored checkpoints of every agent of the (rule, target) `pairs`, keyed (rule, target, agent).
+
+    Agents are not configured, so this reads the rules' rows and keeps the pairs' ones. A series
+    without an agent is a pooled one from before vantage points (0008): left unread, its agents'
+    detectors warm up from history instead."""
+    wanted = set(pairs)
+    rules = sorted({rule for rule, _ in wanted})
+    out: dict[tuple[str, str, str], Checkpoint] = {}
+    for i in range(0, len(rules), CHUNK):
+        query = select(STATES.c.rule, STATES.c.series, STATES.c.state, STATES.c.last_ts).where(
+            STATES.c.rule.in_(rules[i : i + CHUNK]), STATES.c.series.contains(SERIES_SEP, autoescape=True)
+        )
+        for rule, series, state, last_ts in conn.execute(query):
+            target, _, agent = series.rpartition(SERIES_SEP)
+            if (rule, target) in wanted:
+                out[(rule, target, agent)] = Checkpoint(rule, series, state, last_ts)
+    return out
+
+
 def load(conn: Connection, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Checkpoint]:
     """The stored checkpoints among (rule, series) `keys`."""
     keys = sorted(set(keys))

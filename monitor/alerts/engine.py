@@ -34,23 +34,28 @@ from sqlalchemy import Engine
 
 from monitor.alerts import checkpoints
 from monitor.alerts.alternatives import alternatives
-from monitor.alerts.detectors.base import Evaluation
-from monitor.alerts.detectors.cache import watches
+from monitor.alerts.attribution import PathHistory
 from monitor.alerts.detectors.detect import DetectorSettings, SeriesDetector, settings_from_rule
 from monitor.alerts.feed import fetch_new
 from monitor.alerts.grouping import GroupPolicy
 from monitor.alerts.lifecycle import RuleInput, step_rule
 from monitor.alerts.outbox import OutboxDelivery, RetryPolicy
-from monitor.alerts.records import AlertRecord, Change, RuleView
-from monitor.alerts.scope import Scope
+from monitor.alerts.records import FIRING, AlertRecord, Change, RuleView
+from monitor.alerts.scope import TARGET, Scope
+from monitor.alerts.series import RuleRound, Series, SeriesKey, checkpoint_of, feed_pair
 from monitor.alerts.silences import active_silences
 from monitor.alerts.store import apply_changes, group_resolutions, load_live
 from monitor.config import Alerting
+from monitor.storage.queries import confirmations
 from monitor.storage.queries.agents import unhealthy_agents
 
 log = logging.getLogger(__name__)
 
 RELEASE_LOOKBACK_S = 6 * 3600.0  # group resolutions older than this hold back no straggler any more
+PROBING_INTERVALS = 3  # an agent probed a target "within the rule's window": also within 3 of its intervals
+# A series this far behind its target's newest sample belongs to an agent that left (or stopped): it no
+# longer holds the target's read cursor back. Wider than a checkpoint's age, so a replay misses nothing.
+DEPARTED_BEHIND = timedelta(hours=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,26 +76,19 @@ class RoundStats:
     queued: int = 0
     checkpoints: int = 0
     elapsed_s: float = 0.0
+    confirmations: int = 0  # confirmation probes asked of the other vantage points
 
 
 class StaleEngineError(RuntimeError):
     """Another engine evaluated since this one read the database: its memory is out of date."""
 
 
-@dataclass
-class _Series:
-    detector: SeriesDetector
-    settings: DetectorSettings
-    cursor: datetime | None  # started_at of the newest sample seen
-    saved_at: float | None = None  # monotonic time of the last checkpoint
-    dirty: bool = False
-
-
 class AlertEngine:
     def __init__(self, options: EngineOptions | None = None, clock: Callable[[], datetime] | None = None) -> None:
         self.options = options or EngineOptions()
         self.clock = clock or (lambda: datetime.now(UTC))
-        self._series: dict[tuple[str, str], _Series] = {}
+        self._series: dict[SeriesKey, Series] = {}
+        self._loaded: set[tuple[str, str]] = set()  # (rule, target) pairs whose checkpoints are loaded
         self._token: str | None = None
 
     def evaluate(self, engine: Engine, config, now: datetime | None = None) -> RoundStats:
@@ -98,6 +96,7 @@ class AlertEngine:
             stats = self._evaluate(engine, config, now or self.clock())
         except Exception:
             self._series.clear()  # the database is the truth: reload and replay next round
+            self._loaded.clear()
             self._token = None
             raise
         # A live alert's row changes every round (its current value): only transitions are news.
@@ -128,39 +127,49 @@ class AlertEngine:
             token = checkpoints.read_token(conn)
             if token != self._token:
                 self._series.clear()
+                self._loaded.clear()
             self._sync(conn, rules, members)
-            cursors: dict[str, datetime | None] = {}
-            for (_rule, target), series in self._series.items():
-                if target not in cursors or _older(series.cursor, cursors[target]):
-                    cursors[target] = series.cursor
+            cursors = self._cursors(members)
             floor = now - timedelta(seconds=opts.bootstrap_s)
             points = fetch_new(conn, cursors, floor=floor, until=now - timedelta(seconds=opts.settle_s))
             live = [r for r in load_live(conn) if r.slo is None]  # SLO alerts: monitor.alerts.slo_evaluator
             released = group_resolutions(conn, now - timedelta(seconds=RELEASE_LOOKBACK_S))
             silences = active_silences(conn, config.silences, now)
 
-        evaluations: dict[str, dict[str, list[Evaluation]]] = {name: {} for name in rules}
-        transitioned: set[tuple[str, str]] = set()
+        intervals = {t.id: t.interval_s for t in config.targets}
+        by_pair: dict[tuple[str, str], dict[str, Series]] = {}
+        for (name, target, agent), series in self._series.items():
+            by_pair.setdefault((name, target), {})[agent] = series
+        live_firing = {(r.rule, r.scope.key) for r in live if r.state == FIRING and r.scope.kind == TARGET}
+        rounds: dict[str, RuleRound] = {name: RuleRound() for name in rules}
+        transitioned: set[SeriesKey] = set()
+        confirm: dict[str, str] = {}  # target -> the agent that began to see it alone: ask the others
         count = 0
-        for (name, target), series in self._series.items():
-            before = series.detector.state
-            evs = []
-            for point in points.get(target, ()):
-                if series.cursor is not None and point.started_at <= series.cursor:
-                    continue
-                series.cursor, series.dirty = point.started_at, True
-                if point.agent in unhealthy:
-                    continue  # that vantage point reaches no provider: its failures are its own
-                if not watches(series.settings, point.cache_state):
-                    continue  # the other half of a cache probe's cold/warm pair
-                evs.append(series.detector.observe(point.started_at, point.value(series.settings.metric)))
-            if evs:
-                evaluations[name][target] = evs
-                count += len(evs)
-            if series.detector.state != before or any(e.alarm_started or e.resolved for e in evs):
-                transitioned.add((name, target))
+        for name, target, scope in ((n, t, sc) for n, ts in members.items() for t, sc in ts.items()):
+            new_points = points.get(target, ())
+            if not new_points:
+                continue  # nothing new: its alerts keep what the last round that saw samples said
+            rule, settings = rules[name]
+            agents = by_pair.setdefault((name, target), {})
+            window_s = max(settings.window_s, PROBING_INTERVALS * intervals.get(target, 0.0)) + opts.settle_s
+            fed = feed_pair(
+                agents,
+                new_points,
+                settings,
+                confirm=rule.confirm,
+                target_firing=(name, target) in live_firing,
+                probing_since=now - timedelta(seconds=window_s),
+                unhealthy=unhealthy,
+            )
+            for agent in fed.new_agents:
+                self._series[(name, target, agent)] = agents[agent]
+            transitioned.update((name, target, agent) for agent in fed.transitioned)
+            count += fed.evaluated
+            if fed.ask_from is not None:
+                confirm.setdefault(target, fed.ask_from)
+            rounds[name].add(target, scope, fed, agents)
 
-        changes = self._lifecycle(rules, members, evaluations, live, released, silences, config, now)
+        changes = self._lifecycle(rules, members, rounds, live, released, silences, config, now)
         saving = self._due_checkpoints(transitioned)
         routes_instead = alternatives(engine, changes, now)  # read before the write transaction
         with engine.begin() as conn:
@@ -175,13 +184,9 @@ class AlertEngine:
                 secrets=config.secrets,
                 alternatives=routes_instead,
             )
-            saved = [
-                checkpoints.Checkpoint(
-                    name, target, self._series[(name, target)].detector.to_state(), self._series[(name, target)].cursor
-                )
-                for name, target in saving
-            ]
+            saved = [checkpoint_of(key, self._series[key]) for key in saving]
             checkpoints.save(conn, saved, now)
+            asked = confirmations.request(conn, confirm, intervals, now)
             new_token = checkpoints.write_token(conn, now)
         self._token = new_token
         mono = time.monotonic()
@@ -190,34 +195,60 @@ class AlertEngine:
         total = sum(len(p) for p in points.values())
         transitions = sum(1 for c in changes if c.delete or c.record.id is None or not c.record.live or c.events)
         elapsed_s = time.monotonic() - started
-        return RoundStats(total, count, len(changes), transitions, queued, len(saved), elapsed_s)
+        return RoundStats(total, count, len(changes), transitions, queued, len(saved), elapsed_s, asked)
 
     def _sync(
         self, conn, rules: Mapping[str, tuple[Any, DetectorSettings]], members: Mapping[str, Mapping[str, Scope]]
     ) -> None:
-        """Drop detectors no rule needs, load or create the missing ones, follow rule edits."""
+        """Drop detectors no rule needs, load the checkpoints of new (rule, target) pairs, follow rule edits.
+
+        A pair's agents are not configured: each one's series is created when its first sample comes
+        (or loaded from its checkpoint), so an agent that joins needs no restart and warms up on its own."""
         wanted = {(name, target) for name, targets in members.items() for target in targets}
-        for key in [k for k in self._series if k not in wanted]:
+        for key in [k for k in self._series if (k[0], k[1]) not in wanted]:
             del self._series[key]
-        missing = sorted(wanted - set(self._series))
-        stored = checkpoints.load(conn, missing) if missing else {}
+        self._loaded &= wanted
+        missing = wanted - self._loaded
+        stored = checkpoints.load_pairs(conn, missing) if missing else {}
         mono = time.monotonic()
-        for name, target in missing:
+        for (name, target, agent), cp in stored.items():
             settings = rules[name][1]
-            cp = stored.get((name, target))
-            if cp is None:
-                self._series[(name, target)] = _Series(SeriesDetector(settings), settings, None)
-            else:
-                det = SeriesDetector.from_state(settings, cp.state)
-                self._series[(name, target)] = _Series(det, settings, cp.last_ts, saved_at=mono)
-        for (name, _target), series in self._series.items():
+            det = SeriesDetector.from_state(settings, cp.state)
+            paths = PathHistory(cp.state.get("paths") or ()) if isinstance(cp.state, dict) else PathHistory()
+            self._series[(name, target, agent)] = Series(det, settings, cp.last_ts, saved_at=mono, paths=paths)
+        self._loaded |= missing
+        for (name, _target, _agent), series in self._series.items():
             settings = rules[name][1]
             if series.settings != settings:  # the rule was edited: keep what still applies
                 series.detector = SeriesDetector.from_state(settings, series.detector.to_state())
                 series.settings, series.dirty = settings, True
 
+    def _cursors(self, members: Mapping[str, Mapping[str, Scope]]) -> dict[str, datetime | None]:
+        """Per target, where reading resumes: the oldest cursor of its live series (None: a pair with no
+        series yet warms up from history). A series far behind the target's newest (an agent that left)
+        does not hold the others back: it would re-read hours of samples every round."""
+        newest: dict[str, list[datetime]] = {}
+        has_series: set[tuple[str, str]] = set()
+        for (name, target, _agent), series in self._series.items():
+            has_series.add((name, target))
+            if series.cursor is not None:
+                newest.setdefault(target, []).append(series.cursor)
+        out: dict[str, datetime | None] = {}
+        for name, targets in members.items():
+            for target in targets:
+                seen = newest.get(target)
+                if (name, target) not in has_series or not seen:
+                    out[target] = None
+                    continue
+                if target in out and out[target] is None:
+                    continue
+                top = max(seen)
+                oldest = min(c for c in seen if c >= top - DEPARTED_BEHIND)
+                out[target] = oldest if target not in out else min(out[target], oldest)
+        return out
+
     def _lifecycle(
-        self, rules, members, evaluations, live: list[AlertRecord], released, silences, config, now
+        self, rules, members, rounds, live: list[AlertRecord], released, silences, config, now
     ) -> list[Change]:
         by_rule: dict[str, dict[str, AlertRecord]] = {}
         for record in live:
@@ -231,8 +262,18 @@ class AlertEngine:
         changes: list[Change] = []
         for name, (rule, _settings) in rules.items():
             groups_released = {key: at for (rule_name, key), at in released.items() if rule_name == name}
+            rr = rounds[name]
             inp = RuleInput(
-                RuleView.of(rule), by_rule.pop(name, {}), evaluations[name], members[name], intervals, groups_released
+                RuleView.of(rule),
+                by_rule.pop(name, {}),
+                rr.evaluations,
+                members[name],
+                intervals,
+                groups_released,
+                vantage_evaluations=rr.evaluations_v,
+                vantage_scopes=rr.scopes,
+                verdicts=rr.verdicts,
+                attribute=rr.attribute,
             )
             changes += step_rule(inp, muted, now, policy)
         for name, records in by_rule.items():  # rules no longer configured: resolve what they left open
@@ -242,7 +283,7 @@ class AlertEngine:
             changes += step_rule(inp, muted, now, policy)
         return changes
 
-    def _due_checkpoints(self, transitioned: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    def _due_checkpoints(self, transitioned: set[SeriesKey]) -> list[SeriesKey]:
         mono = time.monotonic()
         every = self.options.checkpoint_every_s
         due = sorted(transitioned)
@@ -253,13 +294,6 @@ class AlertEngine:
         ]
         stale.sort(key=lambda k: self._series[k].saved_at or 0.0)  # never-saved and oldest first
         return due + stale[: max(0, self.options.max_checkpoints_per_round - len(due))]
-
-
-def _older(a: datetime | None, b: datetime | None) -> bool:
-    """Is cursor `a` further behind than `b`? None (nothing seen yet) is the furthest."""
-    if a is None:
-        return b is not None
-    return b is not None and a < b
 
 
 def _valid_rules(rules) -> dict[str, tuple[Any, DetectorSettings]]:

@@ -43,6 +43,8 @@ class Point(NamedTuple):
     answer_fingerprint: str | None = None
     cache_state: str | None = None  # cache probes (DESIGN §13): cold | warm
     cache_hit: bool | None = None
+    ttfb_ms: float | None = None  # with server_timing: the network part of a latency change (attribution.py)
+    server_timing: dict | None = None
 
     def value(self, metric: str) -> float | str | None:
         """What the detector is fed: for error_rate 1.0 for a success, None for a failure;
@@ -66,6 +68,8 @@ _COLUMNS = [
     *(_S[m] for m in LABEL_COLUMNS),
     _S.cache_state,
     _S.cache_hit,
+    _S.ttfb_ms,
+    _S.server_timing,
 ]
 
 

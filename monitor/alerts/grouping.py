@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from monitor.alerts.attribution import combine
 from monitor.alerts.records import FIRING, RESOLVED, AlertRecord, RuleView, track_values
 from monitor.alerts.scope import PROVIDER_REGION, Scope
 from monitor.alerts.summary import group_summary, peak_text, resolved_summary
@@ -92,9 +93,15 @@ def _update(record: AlertRecord, firing: list[AlertRecord], members: int, now: d
     )
     if value_text is not None:
         summary = f"{summary.split(';')[0]}; {record.metric} mostly {baseline_text or 'n/a'} -> {value_text}"
+    agents = tuple(sorted({a for r in firing for a in r.agents}))
+    agents_clear = tuple(sorted({a for r in firing for a in r.agents_clear} - set(agents)))
+    attribution = combine(r.attribution for r in firing) or record.attribution
     changed = (value, baseline, summary) != (record.value, record.baseline, record.summary)
     updated = replace(
         record,
+        agents=agents,
+        agents_clear=agents_clear,
+        attribution=attribution,
         value=value,
         baseline=baseline,
         value_text=value_text,

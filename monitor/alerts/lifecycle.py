@@ -32,6 +32,7 @@ from monitor.alerts.detectors.base import FIRING as DETECTOR_FIRING
 from monitor.alerts.detectors.base import OK as DETECTOR_OK
 from monitor.alerts.detectors.base import Evaluation
 from monitor.alerts.grouping import GroupPolicy, step_groups
+from monitor.alerts.quorum import Verdict
 from monitor.alerts.records import (
     FIRING,
     FIRING_EVENT,
@@ -44,8 +45,9 @@ from monitor.alerts.records import (
     RuleView,
     track_values,
 )
-from monitor.alerts.scope import TARGET, Scope
+from monitor.alerts.scope import TARGET, VANTAGE, Scope
 from monitor.alerts.summary import resolved_summary, resolved_target_summary, target_summary
+from monitor.alerts.vantage_alerts import Attribute, decorate, step_vantage
 
 __all__ = ["Change", "GroupPolicy", "RuleInput", "fold_target", "step_rule"]
 
@@ -59,6 +61,13 @@ class RuleInput:
     intervals_s: Mapping[str, float] = field(default_factory=dict)  # target id -> probe interval
     # group key -> when this rule's provider-region alert there last resolved (see `_notify`)
     groups_resolved_at: Mapping[str, datetime] = field(default_factory=dict)
+    # Vantage points (vantage.py, vantage_alerts.py): each (target, agent) vantage alert's evaluations by
+    # its scope key, the scopes of every (target, agent) evaluated, each target's quorum verdict, and the
+    # network/provider split of one agent's series since a moment.
+    vantage_evaluations: Mapping[str, Sequence[Evaluation]] = field(default_factory=dict)
+    vantage_scopes: Mapping[str, Scope] = field(default_factory=dict)
+    verdicts: Mapping[str, Verdict] = field(default_factory=dict)
+    attribute: Attribute | None = None
 
 
 def step_rule(
@@ -72,7 +81,23 @@ def step_rule(
         done, current = fold_target(rule, scope, inp.live.get(scope.key), inp.evaluations.get(target_id, ()))
         closed += done
         if current is not None:
+            v = inp.verdicts.get(target_id)
+            if v is not None:
+                several = len(v.agents) + len(v.agents_clear) > 1  # one agent: no "seen from" to say
+                current = decorate(current, v.agents, v.agents_clear, rule, inp.attribute, say_agents=several)
             live[scope.key] = current
+    vantage = step_vantage(
+        rule,
+        inp.live,
+        inp.vantage_evaluations,
+        inp.vantage_scopes,
+        inp.verdicts,
+        fold_target,
+        now,
+        inp.attribute,
+        members=inp.members,
+    )
+    closed += vantage.closed
     member_keys = {scope.key for scope in inp.members.values()}
     for key, record in inp.live.items():
         if record.scope.kind == TARGET and key not in member_keys:
@@ -89,11 +114,15 @@ def step_rule(
     out: list[Change] = []
     for record in closed:  # before the live ones: a scope's new alert may follow its resolved one
         out.append(_closed_change(record, now))
-    for record in [*groups_live.values(), *live.values()]:
-        inhibited = record.scope.kind == TARGET and record.scope.group_key in groups_live
+    for record in [*groups_live.values(), *live.values(), *vantage.live.values()]:
+        kind = record.scope.kind
+        inhibited = (kind in (TARGET, VANTAGE) and record.scope.group_key in groups_live) or (
+            record.scope.key in vantage.inhibited
+        )
         hold_s = 0.0
-        if record.scope.kind == TARGET and group_size.get(record.scope.group_key, 0) >= 2:
-            interval_s = inp.intervals_s.get(record.scope.key, 0.0)  # a target's scope key is its id
+        if (kind == TARGET and group_size.get(record.scope.group_key, 0) >= 2) or kind == VANTAGE:
+            # A vantage alert always waits: the agent's other targets may fold it into one about the agent.
+            interval_s = inp.intervals_s.get(record.scope.target_key, 0.0)
             hold_s = max(policy.group_wait_s, policy.group_wait_intervals * interval_s)
         updated, events = _notify(
             record,
@@ -101,7 +130,7 @@ def step_rule(
             inhibited=inhibited,
             silenced=muted(record.scope),
             hold_s=hold_s,
-            released_at=released.get(record.scope.group_key) if record.scope.kind == TARGET else None,
+            released_at=released.get(record.scope.group_key) if kind == TARGET else None,
             now=now,
         )
         if events or updated != inp.live.get(record.scope.key):

@@ -56,6 +56,11 @@ def alert_url(
         page = "target"
         target = f"{scope['provider']}/{scope['model']}@{scope['region']}:{scope['prompt']}"
         params: list[tuple[str, str]] = [("target", target)]
+        if scope.get("agent") is not None:  # one vantage point's alert: draw a line per agent
+            params.append(("agents", "true"))
+    elif scope.get("provider") is None:  # one agent's path (DESIGN §11): every target, a line per agent
+        page = "trends"
+        params = [("split", "agent")]
     else:  # a whole provider in a region: every model and prompt of it
         page = "trends"
         params = [("provider", str(scope.get("provider"))), ("model", "*"), ("region", str(scope.get("region")))]

@@ -30,6 +30,9 @@ BODY_KEYS = (
     "resolved_at",
     "summary",
     "dashboard_url",
+    "agents",
+    "agents_clear",
+    "attribution",
 )
 
 
@@ -66,6 +69,10 @@ def build_body(record: AlertRecord, event: str, alert_id: int, dashboard_url: st
         "resolved_at": iso(record.resolved_at) if resolved else None,
         "summary": record.summary or "",
         "dashboard_url": link,
+        # DESIGN §11: the vantage points where the condition holds and those that see the target normal.
+        "agents": list(record.agents),
+        "agents_clear": list(record.agents_clear),
+        "attribution": record.attribution,
     }
     if record.slo is not None:  # DESIGN §12: an SLO burn-rate alert
         body.update(

@@ -37,6 +37,11 @@ class AlertRecord:
     clear_count: int = 0
     silenced: bool = False
     summary: str | None = None
+    # Vantage points (DESIGN §11): where the condition holds, where it does not, and for a latency rule
+    # the change split into {network_ms, provider_ms, dominant}.
+    agents: tuple[str, ...] = ()
+    agents_clear: tuple[str, ...] = ()
+    attribution: dict | None = None
     id: int | None = None
     # SLO burn-rate alerts only (DESIGN §12): `value` is the burn rate, `baseline` the pair's factor.
     slo: str | None = None
@@ -58,11 +63,22 @@ class RuleView:
     repeat_interval_s: float = 4 * HOUR_S
     reference: str = "baseline"  # what an alert's `baseline` holds, in words: "baseline", "threshold", "was"
     higher_is_worse: bool = True  # latencies and error rates; False for tps and `below` thresholds
+    vantage_severity: str = "ticket"  # below the quorum of vantage points (DESIGN §11)
+    confirm: object = None  # the rule's `confirm:` (agents or share), None for the default quorum
 
     @classmethod
     def of(cls, rule) -> RuleView:
         reference = {"threshold": "threshold", "change": "was"}.get(rule.kind, "baseline")
-        return cls(rule.name, rule.severity, rule.metric, rule.repeat_interval_s, reference, higher_is_worse(rule))
+        return cls(
+            rule.name,
+            rule.severity,
+            rule.metric,
+            rule.repeat_interval_s,
+            reference,
+            higher_is_worse(rule),
+            getattr(rule, "vantage_severity", "ticket"),
+            getattr(rule, "confirm", None),
+        )
 
 
 def higher_is_worse(rule) -> bool:

@@ -55,8 +55,15 @@ RECORD_COLUMNS = _RECORD_COLUMNS = (
 
 def record_from_row(row: Any) -> AlertRecord:
     m = row._mapping
-    scope = Scope(provider=m["provider"], region=m["region"], model=m["model"], prompt=m["prompt"])
-    return AlertRecord(scope=scope, id=m["id"], **{c: m[c] for c in _RECORD_COLUMNS})
+    scope = Scope(provider=m["provider"], region=m["region"], model=m["model"], prompt=m["prompt"], agent=m["agent"])
+    return AlertRecord(
+        scope=scope,
+        id=m["id"],
+        agents=tuple(m["agents"] or ()),
+        agents_clear=tuple(m["agents_clear"] or ()),
+        attribution=m["attribution"],
+        **{c: m[c] for c in _RECORD_COLUMNS},
+    )
 
 
 def _row_values(record: AlertRecord) -> dict[str, Any]:
@@ -68,6 +75,10 @@ def _row_values(record: AlertRecord) -> dict[str, Any]:
         model=record.scope.model,
         region=record.scope.region,
         prompt=record.scope.prompt,
+        agent=record.scope.agent,
+        agents=list(record.agents) or None,
+        agents_clear=list(record.agents_clear) or None,
+        attribution=record.attribution,
     )
     return values
 

@@ -13,6 +13,11 @@ def format_value(metric: str, value: float | str | None) -> str:
     return value if isinstance(value, str) else fmt.metric(metric, value)
 
 
+def _name(scope: Scope) -> str:
+    """A vantage alert names its target; `seen from …` at the end of the summary names the agent."""
+    return scope.target_key if scope.agent is not None and scope.model is not None else scope.key
+
+
 def change_text(value: float | None, baseline: float | None) -> str:
     text = fmt.change(value, baseline)
     return f" ({text})" if text else ""
@@ -31,9 +36,9 @@ def target_summary(
     """`reference` names what `baseline` is: the series' own normal, or a rule's threshold.
     A change rule's values are labels: `served_by of X changed from A to B`."""
     if value_text is not None or baseline_text is not None:
-        return f"{rule}: {metric} of {scope.key} changed from {baseline_text or 'n/a'} to {value_text or 'n/a'}"
+        return f"{rule}: {metric} of {_name(scope)} changed from {baseline_text or 'n/a'} to {value_text or 'n/a'}"
     return (
-        f"{rule}: {metric} of {scope.key} is {format_value(metric, value)}"
+        f"{rule}: {metric} of {_name(scope)} is {format_value(metric, value)}"
         f", {reference} {format_value(metric, baseline)}{change_text(value, baseline)}"
     )
 
@@ -68,7 +73,7 @@ def resolved_target_summary(
     """A resolution reads as one: the value it resolved at is labelled so, beside how bad it got
     (an 818 ms resolution against an 867 ms baseline is not an improvement, it is the end of a 1.9 s spell)."""
     return (
-        f"{rule}: {metric} of {scope.key} resolved at {format_value(metric, value)}"
+        f"{rule}: {metric} of {_name(scope)} resolved at {format_value(metric, value)}"
         f", {reference} {format_value(metric, baseline)}{peak_text(metric, fired, worst)}"
     )
 

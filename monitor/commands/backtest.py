@@ -1,5 +1,9 @@
 """`firsttoken backtest --csv FILE [--metric M] [--rule NAME] [--json]`: replay a series through the detector.
 
+With an `agent` column the rows replay per vantage point with the rule's quorum (DESIGN §11): the
+table then says each alarm's scope (`target`, or `vantage` for one agent's), where it was seen
+and where not, and for a latency rule whether the network path or the provider moved.
+
 Which rules: `--rule NAME` takes that rule from the config file's `alerts:`
 (its metric wins). Without it, every config rule on `--metric` (default
 ttft_ms) runs; with no config file, or none on that metric, the built-in
@@ -35,22 +39,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from monitor.alerts.backtest import BacktestError, read_csv, replay
+    from monitor.alerts.backtest import BacktestError, read_csv
+    from monitor.alerts.backtest_vantage import replay_points
 
     if getattr(args, "slo", None):
         from monitor.commands.backtest_slo import run_slo
 
         return run_slo(args)
 
+    confirms: dict = {}
     rules = select_rules(
-        getattr(args, "config", DEFAULT_CONFIG), getattr(args, "rule", None), getattr(args, "metric", None)
+        getattr(args, "config", DEFAULT_CONFIG), getattr(args, "rule", None), getattr(args, "metric", None), confirms
     )
     metric = rules[0][1].metric
     try:
         points = read_csv(args.csv, metric)
     except BacktestError as exc:
         raise UsageError(f"firsttoken backtest: {exc}") from None
-    alarms = replay(points, rules)
+    alarms = replay_points(points, rules, confirms)
     if getattr(args, "json", False):
         for alarm in alarms:
             sys.stdout.write(json.dumps(alarm.to_dict(), separators=(",", ":")) + "\n")
@@ -59,8 +65,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def select_rules(config_path: str, rule_name: str | None, metric: str | None):
-    """[(rule name, DetectorSettings)] for this run (UsageError / ConfigurationError for exit 2)."""
+def select_rules(config_path: str, rule_name: str | None, metric: str | None, confirms: dict | None = None):
+    """[(rule name, DetectorSettings)] for this run (UsageError / ConfigurationError for exit 2).
+    `confirms` is filled with each config rule's `confirm:` (the quorum of an `agent` column)."""
     from monitor.alerts.detectors.detect import default_settings, settings_from_rule
 
     config_rules = ()
@@ -68,6 +75,8 @@ def select_rules(config_path: str, rule_name: str | None, metric: str | None):
         from monitor.config import load_config
 
         config_rules = load_config(config_path).alerts
+        if confirms is not None:
+            confirms.update({r.name: r.confirm for r in config_rules})
     elif rule_name is not None or config_path != DEFAULT_CONFIG:
         raise UsageError(f"firsttoken backtest: no config file {config_path!r} to take rules from")
     if rule_name is not None:
@@ -88,7 +97,10 @@ def write_table(alarms: Sequence, rows: int, failed: int, rule_names: Sequence[s
     if not alarms:
         out.write("no alarms\n")
         return
+    vantage = any(a.agents for a in alarms)  # the file had an agent column: say where each alarm was seen
     header = ("row", "timestamp", "rule", "value", "baseline", "change", "resolved")
+    if vantage:
+        header += ("scope", "seen from", "normal from", "mostly")
     lines = [header]
     for a in alarms:
         change = f"{a.value / a.baseline:.2f}x" if a.value is not None and a.baseline else ""
@@ -96,7 +108,11 @@ def write_table(alarms: Sequence, rows: int, failed: int, rule_names: Sequence[s
             resolved = "still firing"
         else:
             resolved = f"row {a.resolved_index}{' (new normal)' if a.new_normal else ''}"
-        lines.append((str(a.index), a.timestamp, a.rule, _num(a.value), _num(a.baseline), change, resolved))
+        line = (str(a.index), a.timestamp, a.rule, _num(a.value), _num(a.baseline), change, resolved)
+        if vantage:
+            mostly = a.attribution["dominant"] if a.attribution else "-"
+            line += (a.scope, ",".join(a.agents) or "-", ",".join(a.agents_clear) or "-", mostly)
+        lines.append(line)
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     for line in lines:
         out.write("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() + "\n")

@@ -24,6 +24,7 @@ from monitor.routing.params import RouteParamError, parse_floor, parse_window
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="a canonical model name (or a provider's model id)")
     p.add_argument("--prompt", help="only this prompt")
+    p.add_argument("--agent", metavar="NAME", help="as seen from this vantage point (probe agent) only")
     p.add_argument("--window", default="30m", help="how far back to measure, e.g. 30m, 6h, 7d (default 30m)")
     p.add_argument("--min-availability", default="99%", help="availability floor, e.g. 99%% or 0.99 (default 99%%)")
     p.add_argument(
@@ -69,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
             prompt=getattr(args, "prompt", None),
             min_availability=floor,
             by=getattr(args, "by", None) or "ttft",
+            agent=getattr(args, "agent", None) or None,
         )
         return ranked
 

@@ -54,6 +54,7 @@ from monitor.config.notifiers import NotifierItem
 from monitor.config.prompts import Prompt, Reasoning
 from monitor.config.selectors import SCOPE_LABELS, Scope, scope_matches
 from monitor.config.slos import Slo
+from monitor.config.vantage import Confirm
 from monitor.sample import ALERT_METRICS, CACHE_ALERT_METRICS, CHANGE_METRICS, LATENCY_METRICS
 from monitor.units import DAY_S, HOUR_S, MINUTE_S, format_duration, parse_duration, parse_percent
 
@@ -255,6 +256,10 @@ class AlertRule:
     # latency or tps rule watches the cold probes of a cache target (comparable with its other
     # probes), error_rate every probe, and cache_hit_ratio the warm ones.
     cache_state: Literal["cold", "warm"] | None = None
+    # Vantage points (DESIGN §11): how many agents must see the condition for a target alert (default: a
+    # majority of those probing, at least 2 of 2+), and the severity of an alert seen from fewer.
+    confirm: Confirm | None = None
+    vantage_severity: Name = "ticket"
 
     @property
     def pending_evaluations(self) -> int:

@@ -35,6 +35,7 @@ import httpx
 from monitor.agent.scheduler import next_grid_time_s, phase_offset_s
 from monitor.childproc import die_with_parent
 from monitor.demo.incidents import DemoSource, Incident
+from monitor.demo.vantage import Vantage
 from monitor.demo.virtual_time import VirtualClock, VirtualTransport
 from monitor.probe.cache_pair import is_cache_probe, probe_round
 from monitor.sample import Sample
@@ -84,19 +85,42 @@ async def probe_span(
     agent: str,
     seed: int | None = None,
     prices: Sequence | None = None,
+    vantage: Sequence[Vantage] = (),
 ) -> list[tuple[float, Sample]]:
     """Every probe of [start_s, end_s) in simulated time: (planned time, sample), in time order.
-    `prices[i]` (a config Price or None) gives target i's samples their cost_usd."""
+    `prices[i]` (a config Price or None) gives target i's samples their cost_usd. Each `vantage`
+    is one more agent probing its targets over its own path, interleaved in time."""
     clock = VirtualClock()
     out = []
-    async with httpx.AsyncClient(transport=VirtualTransport(source, clock, seed=seed)) as client:
-        for t_s, i in probe_times(targets, start_s, end_s, interval_s):
+    lanes = [(agent, list(range(len(targets))), None)]
+    index = {t.id: i for i, t in enumerate(targets)}
+    lanes += [(v.agent, [index[t] for t in v.target_ids if t in index], v.path_at) for v in vantage]
+    clients = [
+        httpx.AsyncClient(transport=VirtualTransport(source, clock, seed=None if seed is None else seed + k, path_ms=p))
+        for k, (_, _, p) in enumerate(lanes)
+    ]
+    try:
+        plans = [
+            _lane_times(targets, chosen, lane, start_s, end_s, interval_s) for lane, (_, chosen, _) in enumerate(lanes)
+        ]
+        for t_s, lane, i in heapq.merge(*plans):
             clock.set_s(t_s)
             price = prices[i] if prices else None
-            pair = await probe_round(client, targets[i], agent=agent, sched_lag_ms=0.0, clock=clock, price=price)
+            pair = await probe_round(
+                clients[lane], targets[i], agent=lanes[lane][0], sched_lag_ms=0.0, clock=clock, price=price
+            )
             # A cache probe's round is a cold/warm pair: the warm one starts when the cold one ended.
             out.extend((t_s if k == 0 else sample.started_at.timestamp(), sample) for k, sample in enumerate(pair))
+    finally:
+        for client in clients:
+            await client.aclose()
     return out
+
+
+def _lane_times(targets, chosen, lane, start_s, end_s, interval_s) -> Iterator[tuple[float, int, int]]:
+    """(time, lane, target index) of one agent's probes of its `chosen` targets, in time order."""
+    for t_s, i in probe_times([targets[j] for j in chosen], start_s, end_s, interval_s):
+        yield t_s, lane, chosen[i]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +133,7 @@ class Job:
     interval_s: float
     agent: str
     seed: int = 0
+    vantage: tuple[Vantage, ...] = ()  # more agents probing some targets over their own paths
 
     def load(self) -> tuple[list, BehaviourSource, list]:
         from monitor.config import load_config
@@ -129,7 +154,15 @@ def _run_block(job: Job, start_s: float, end_s: float, block: int) -> list[tuple
         _loaded[job] = job.load()
     targets, source, prices = _loaded[job]
     span = probe_span(
-        targets, source, start_s, end_s, job.interval_s, agent=job.agent, seed=job.seed + block, prices=prices
+        targets,
+        source,
+        start_s,
+        end_s,
+        job.interval_s,
+        agent=job.agent,
+        seed=job.seed + block,
+        prices=prices,
+        vantage=job.vantage,
     )
     return asyncio.run(span)
 
@@ -283,6 +316,10 @@ async def backfill(
     next_eval_s = start_s + step_s
     targets, source, prices = job.load()
     total = sum(1 + is_cache_probe(targets[i]) for _, i in probe_times(targets, start_s, end_s, job.interval_s))
+    by_id = {t.id: t for t in targets}
+    for v in job.vantage:
+        mine = [by_id[t] for t in v.target_ids if t in by_id]
+        total += sum(1 + is_cache_probe(mine[i]) for _, i in probe_times(mine, start_s, end_s, job.interval_s))
 
     def evaluate_until(t_s: float) -> None:
         nonlocal next_eval_s
@@ -322,7 +359,15 @@ async def backfill(
         for n, (a, b) in enumerate(blocks):
             await asyncio.sleep(0)  # probing never waits: let signal handlers and cancellation in
             for t_s, sample in await probe_span(
-                targets, source, a, b, job.interval_s, agent=job.agent, seed=job.seed + n, prices=prices
+                targets,
+                source,
+                a,
+                b,
+                job.interval_s,
+                agent=job.agent,
+                seed=job.seed + n,
+                prices=prices,
+                vantage=job.vantage,
             ):
                 take(t_s, sample)
     else:

@@ -35,6 +35,7 @@ from monitor.demo.demo_config import (
 )
 from monitor.demo.incidents import DemoSource, schedule
 from monitor.demo.progress import ProgressBar
+from monitor.demo.vantage import far_vantage
 
 log = logging.getLogger(__name__)
 SIM_PROVIDERS = frozenset(p.name for p in PROVIDERS)
@@ -181,8 +182,15 @@ async def fill_history(options: DemoOptions, config, config_path: str, incidents
             interval_s=interval_s,
             agent=DEMO_AGENT,
             seed=options.seed or 0,
+            # A second vantage point, further away, with one congested hour of its own (monitor/demo/vantage.py).
+            vantage=(far_vantage(tuple(t.id for t in targets), epoch_s, options.backfill_s),),
         )
         say(f"backfilling {_ago(epoch_s - start_s)} of history: {len(targets)} targets every {interval_s / 60:g} min")
+        far = job.vantage[0]
+        say(
+            f"a second vantage point, {far.agent}, probes {len(far.target_ids)} of them from further away; its own "
+            "link congests for a while: one ticket about its path, no page (Target page: one line per vantage point)"
+        )
         label = "backfilling"
         bar = ProgressBar(label, 1)
         evaluator = wiring.BackfillAlerts(engine, config, bar.message, epoch_s)

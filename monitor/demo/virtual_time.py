@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from urllib.parse import parse_qsl
 
@@ -66,9 +66,19 @@ class VirtualTransport(httpx.AsyncBaseTransport):
     was measured with what was planned.
     """
 
-    def __init__(self, source: BehaviourSource, clock: VirtualClock, *, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        source: BehaviourSource,
+        clock: VirtualClock,
+        *,
+        seed: int | None = None,
+        path_ms: Callable[[float], float] | None = None,
+    ) -> None:
         self.source = source
         self.clock = clock
+        # A vantage point's own network path (DESIGN §11): the request reaches the server this much later
+        # (epoch seconds -> ms), so the headers and every token do too.
+        self.path_ms = path_ms
         self.rng = random.Random(seed)
         self.prefix_cache = PrefixCache()  # in simulated time, like everything the backfill plays
         self._ids = itertools.count(1)
@@ -76,6 +86,8 @@ class VirtualTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         arrival_ns = self.clock.perf_ns()
+        if self.path_ms is not None:
+            arrival_ns += int(self.path_ms(arrival_ns / NS_PER_S) * 1e6)
         request_id = f"req_virtual{next(self._ids):012x}"
         raw = request.url.raw_path.decode("ascii")
         path, _, query = raw.partition("?")

@@ -267,6 +267,9 @@ def _assemble(
             metrics.system_fingerprint if metrics else None,
             pinned_route,
         )
+        processing = processing_ms_from(response.headers)
+        if processing is not None:  # the provider's own time before its headers: attribution's "not the network"
+            fields["server_timing"] = {**(fields.get("server_timing") or {}), "processing_ms": processing}
         fields.update(
             served_by=route.served_by,
             system_fingerprint=route.system_fingerprint,
@@ -285,6 +288,24 @@ def _assemble(
     if error is None:
         return replace(sample, ok=True)
     return _failed(sample, error[0], error[1], secrets)
+
+
+# Headers in which a provider says how long it worked before answering (OpenAI, Azure OpenAI and the
+# gateways that pass them on); its share of the time to headers is the provider's, not the path's.
+PROCESSING_HEADERS = ("openai-processing-ms", "x-processing-ms")
+
+
+def processing_ms_from(headers) -> float | None:
+    for name in PROCESSING_HEADERS:
+        value = headers.get(name)
+        if value:
+            try:
+                ms = float(value)
+            except ValueError:
+                continue
+            if ms >= 0 and ms == ms and ms != float("inf"):
+                return ms
+    return None
 
 
 def _failed(sample: Sample, kind: ErrorKind, message: str, secrets: Iterable[str]) -> Sample:

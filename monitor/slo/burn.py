@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from monitor.config.vantage import required_agents
 from monitor.slo.counts import WindowCounts
-from monitor.slo.quorum import quorum_holds
 from monitor.slo.windows import SEVERITY_RANK, BurnWindow, burn_rate, burn_windows, higher, window_lengths
 
 FIRING, ESCALATED, RESOLVED = "firing", "escalated", "resolved"
@@ -68,7 +68,7 @@ class ScopeBurn:
         for i, window in enumerate(self.windows):  # fastest first; the first that holds is the most severe
             voters = [a for a, c in self.agents.items() if c.last_ts is not None and c.last_ts > ts - window.long_s]
             holders = [a for a in voters if self.views[a][i][2]]
-            if quorum_holds(len(holders), len(voters)):
+            if voters and len(holders) >= required_agents(None, len(voters)):  # DESIGN §11's default
                 chosen = (i, window, holders)
                 break
         if chosen is None:

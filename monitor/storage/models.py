@@ -150,6 +150,7 @@ class SampleRow(Base):
     answer_fingerprint: Mapped[str | None] = mapped_column(Text)
     failed_check: Mapped[str | None] = mapped_column(Text)
     via_proxy: Mapped[str | None] = mapped_column(Text)  # the egress proxy's origin, when there was one
+    confirmation: Mapped[bool | None] = mapped_column(Boolean)  # a confirmation probe (migration 0009)
 
 
 class Agent(Base):
@@ -179,7 +180,7 @@ class Alert(Base):
 
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
     rule: Mapped[str] = mapped_column(Text)
-    scope_kind: Mapped[str] = mapped_column(Text)  # target | provider_region
+    scope_kind: Mapped[str] = mapped_column(Text)  # target | provider_region | vantage | agent
     scope_key: Mapped[str] = mapped_column(Text)  # target id, or provider@region
     provider: Mapped[str | None] = mapped_column(Text)
     model: Mapped[str | None] = mapped_column(Text)
@@ -208,6 +209,12 @@ class Alert(Base):
     slo: Mapped[str | None] = mapped_column(Text)
     burn_window: Mapped[str | None] = mapped_column(Text)
     budget_remaining: Mapped[float | None] = mapped_column(Float)
+    # Vantage points (migration 0009_vantage_points): the agent of an alert below the quorum, where the
+    # condition holds and where it does not, and the network/provider split of a latency change.
+    agent: Mapped[str | None] = mapped_column(Text)
+    agents: Mapped[list[str] | None] = mapped_column(JSON)
+    agents_clear: Mapped[list[str] | None] = mapped_column(JSON)
+    attribution: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
 
 class NotificationOutbox(Base):
@@ -355,6 +362,19 @@ class RollupDirtyHour(Base):
     # (a counter, not a time: agents' clocks disagree).
     version: Mapped[int] = mapped_column(BigInteger, server_default=text("1"))
     marked_at: Mapped[datetime]
+
+
+class ConfirmationRequest(Base):
+    """The leader's ask (DESIGN §11): one vantage point began to see `target` degrade; every other agent
+    that probes it probes it once more now. At most one per target per interval (the engine checks)."""
+
+    __tablename__ = "confirmation_requests"
+    __table_args__ = (Index(None, "requested_at"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    target: Mapped[str] = mapped_column(Text)
+    seen_from: Mapped[str] = mapped_column(Text)  # the agent whose detector started: it does not re-probe
+    requested_at: Mapped[datetime]
 
 
 class JobState(Base):

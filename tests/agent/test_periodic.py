@@ -99,6 +99,7 @@ def test_the_service_schedules_housekeeping_and_the_leaders_work_on_apscheduler(
             "gauges",
             "heartbeat",
             "leader",
+            "confirmations",  # every agent: the leader's confirmation asks (DESIGN §11)
             "rollups",
             "retention",
             "alerts.evaluate",

@@ -231,7 +231,13 @@ def test_e2e_ttft_doubling_pages_once_and_resolves_once(service_run):
     assert [b["status"] for b in bodies] == ["firing", "resolved"], bodies
     firing, resolved = bodies
     assert firing["alert_id"] == resolved["alert_id"] and firing["rule"] == "ttft-regression"
-    assert firing["scope"] == {"provider": "reg-a", "model": doubling, "region": "local", "prompt": "short"}
+    assert firing["scope"] == {
+        "provider": "reg-a",
+        "model": doubling,
+        "region": "local",
+        "prompt": "short",
+        "agent": None,
+    }
     assert firing["metric"] == "ttft_ms" and firing["severity"] == "page"
     assert 85 <= firing["baseline"] <= 125, firing
     assert 1.6 <= firing["value"] / firing["baseline"] <= 2.5, firing
@@ -262,7 +268,7 @@ def test_e2e_a_whole_provider_region_degrading_is_one_provider_alert(service_run
     bodies = bodies_for(service_run, "grp")
     assert [b["status"] for b in bodies] == ["firing", "resolved"], bodies
     for body in bodies:
-        assert body["scope"] == {"provider": "grp", "model": None, "region": "local", "prompt": None}
+        assert body["scope"] == {"provider": "grp", "model": None, "region": "local", "prompt": None, "agent": None}
         assert body["rule"] == "slow"
     assert re.search(r"\b[23] of 3 targets of grp in local", bodies[0]["summary"]), bodies[0]
     alerts = [a for a in rows(service_run["engine"], Alert) if a["provider"] == "grp"]

@@ -55,7 +55,7 @@ def test_fires_notifies_and_resolves_once_each(db, tmp_path):
     assert alert["state"] == "resolved" and alert["scope_kind"] == "target" and alert["scope_key"] == M0
     firing_payload = rows(db, NotificationOutbox)[0]["payload"]
     assert firing_payload["value"] == 500.0 and firing_payload["baseline"] == 300.0  # threshold: the bound
-    assert firing_payload["scope"] == {"provider": "p", "model": "m0", "region": "r1", "prompt": "short"}
+    assert firing_payload["scope"] == {"provider": "p", "model": "m0", "region": "r1", "prompt": "short", "agent": None}
     assert alert["fired_at"] > alert["started_at"] and alert["resolved_at"] > alert["fired_at"]
     # Nothing new to read: a round changes nothing.
     stats = alert_engine.evaluate(db, config, now=T0 + timedelta(seconds=310))
@@ -68,7 +68,7 @@ def test_a_restart_neither_loses_nor_repeats_a_page(db, tmp_path):
     first = engine_for()
     run_until(first, db, config, 0, 100)
     assert outbox(db) == [("firing", "m0", "firing")]
-    assert {(r["rule"], r["series"]) for r in rows_of(db, DetectorState)} == {("slow", M0)}
+    assert {(r["rule"], r["series"]) for r in rows_of(db, DetectorState)} == {("slow", f"{M0}~a1")}
     # Fed more samples after its last checkpoint, then "crashes": its memory is lost.
     run_until(first, db, config, 110, 130)
     second = engine_for()  # a new process: checkpoints + replay

@@ -53,3 +53,11 @@ def test_no_base_no_link_and_the_body_carries_the_deep_link():
         "resolved", 5, "https://mon.example.com",
     )  # fmt: skip
     assert "to=2026-12-01T10%3A22Z" in done["dashboard_url"]
+
+
+def test_an_agent_alert_links_to_trends_with_a_line_per_agent():
+    from monitor.alerts.scope import Scope
+
+    url = alert_url("http://h", alert_id=9, scope=Scope.of_agent("eu-west").labels(), started_at=T0)
+    path, q = _query(url)
+    assert path == "/trends" and q["split"] == ["agent"] and q["alert"] == ["9"]

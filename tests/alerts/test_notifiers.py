@@ -55,7 +55,7 @@ def test_webhook_body_is_exactly_design_section_5():
         "alert_id": 42,
         "rule": "ttft-regression",
         "severity": "page",
-        "scope": {"provider": "openai", "model": "gpt-4o", "region": "global", "prompt": "short"},
+        "scope": {"provider": "openai", "model": "gpt-4o", "region": "global", "prompt": "short", "agent": None},
         "metric": "ttft_ms",
         "value": 812.5,
         "baseline": 401.25,
@@ -67,9 +67,19 @@ def test_webhook_body_is_exactly_design_section_5():
         # The alert's own view (monitor.alerts.links): its target, from before it started, marked.
         "dashboard_url": "https://dash.example/target?target=openai%2Fgpt-4o%40global%3Ashort"
         "&from=2025-06-01T11%3A30Z&alert=42",
+        # DESIGN §11: no vantage-point information on a record built without it.
+        "agents": [],
+        "agents_clear": [],
+        "attribution": None,
     }
     group = build_body(record(scope=Scope(provider="bedrock", region="eu-west-1")), "firing", 7, None)
-    assert group["scope"] == {"provider": "bedrock", "model": None, "region": "eu-west-1", "prompt": None}
+    assert group["scope"] == {
+        "provider": "bedrock",
+        "model": None,
+        "region": "eu-west-1",
+        "prompt": None,
+        "agent": None,
+    }
     resolved = build_body(record(state="resolved", resolved_at=T0 + timedelta(hours=1)), "resolved", 42, None)
     assert resolved["status"] == "resolved" and resolved["resolved_at"] == "2025-06-01T13:00:00Z"
     assert build_body(record(value=float("nan")), "firing", 1, None)["value"] is None

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, and_, case, func, or_, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from monitor.storage.models import Agent, Target
+from monitor.storage.models import Agent, SampleRow, Target
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,3 +94,41 @@ def sync_targets(engine: Engine, targets: Iterable[TargetLike], now: datetime | 
     )
     with engine.begin() as conn:
         conn.execute(stmt, rows)
+
+
+@dataclass(frozen=True)
+class AgentReach:
+    """One vantage point over a recent window (DESIGN §11): what share of its probes of each provider
+    succeeded, and how late its probes started (its scheduler's lag)."""
+
+    agent: str
+    last_sample_at: datetime | None
+    sched_lag_max_ms: float | None
+    reach: dict[str, float | None]  # provider -> successful share of its measured probes
+
+
+def agent_reach(engine: Engine, since: datetime) -> list[AgentReach]:
+    """Per agent and provider since `since`: one GROUP BY over the window's samples."""
+    s = SampleRow.__table__.c
+    measured = or_(s.error_kind.is_(None), s.error_kind != "cancelled")
+    query = (
+        select(
+            s.agent,
+            s.provider,
+            func.max(s.started_at),
+            func.max(s.sched_lag_ms),
+            func.sum(case((measured, 1), else_=0)),
+            func.sum(case((and_(measured, s.ok), 1), else_=0)),
+        )
+        .where(s.started_at >= since)
+        .group_by(s.agent, s.provider)
+    )
+    out: dict[str, AgentReach] = {}
+    with engine.connect() as conn:
+        for agent, provider, last, lag, total, ok in conn.execute(query):
+            seen = out.get(agent) or AgentReach(agent, None, None, {})
+            share = (ok or 0) / total if total else None
+            last = max(x for x in (seen.last_sample_at, last) if x is not None) if last or seen.last_sample_at else None
+            lags = [x for x in (seen.sched_lag_max_ms, lag) if x is not None]
+            out[agent] = AgentReach(agent, last, max(lags) if lags else None, {**seen.reach, provider: share})
+    return [out[a] for a in sorted(out)]

@@ -23,7 +23,7 @@ LIVE_STATES = ("pending", "firing")
 class AlertView:
     id: int
     rule: str
-    scope_kind: str  # target | provider_region
+    scope_kind: str  # target | provider_region | vantage | agent
     scope_key: str
     provider: str | None
     model: str | None
@@ -43,6 +43,12 @@ class AlertView:
     worst_value: float | None = None  # its worst while firing (max; min for tps and `below` rules)
     value_text: str | None = None  # kind: change: the new label
     baseline_text: str | None = None  # and the established one it left
+    # Vantage points (DESIGN §11): the agent of an alert below the quorum, where it holds and where not,
+    # and the network/provider split of a latency change.
+    agent: str | None = None
+    agents: list[str] | None = None
+    agents_clear: list[str] | None = None
+    attribution: dict[str, Any] | None = None
 
     @property
     def is_change(self) -> bool:
@@ -64,6 +70,8 @@ class AlertView:
 
     def covers(self, provider: str, model: str, region: str, prompt: str) -> bool:
         """Does this alert's scope include that target? None in the scope means 'every'."""
+        if self.scope_kind == "agent":  # about one agent's path, not about any target
+            return False
         wanted = {"provider": provider, "model": model, "region": region, "prompt": prompt}
         return all(getattr(self, k) in (None, v) for k, v in wanted.items())
 

@@ -87,6 +87,8 @@ class RawRows:
     cancelled: np.ndarray
     error_kind: tuple[str | None, ...]
     metrics: dict[str, np.ndarray]  # NaN where missing or not ok
+    agent: np.ndarray | None = None  # with `by_agent`: index into `agents` (one line per vantage point)
+    agents: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return int(self.t_s.size)
@@ -98,16 +100,26 @@ def fetch_raw(
     end: datetime,
     target_ids: Sequence[str] | None = None,
     metrics: Sequence[str] = ("ttft_ms", "tps"),
+    *,
+    by_agent: bool = False,
 ) -> RawRows:
+    extra = [_S.agent] if by_agent else []
     query = select(
-        epoch_s(_S.started_at, engine), _S.target, _S.ok, _S.error_kind, _S.cache_state, *(_S[m] for m in metrics)
+        epoch_s(_S.started_at, engine),
+        _S.target,
+        _S.ok,
+        _S.error_kind,
+        _S.cache_state,
+        *(_S[m] for m in metrics),
+        *extra,
     )
     query = query.where(_S.started_at >= start, _S.started_at < end)
     if target_ids is not None:
         query = query.where(_S.target.in_(list(target_ids)))
     rows = fetch_rows(engine, query)
-    cols = list(zip(*rows, strict=True)) if rows else [()] * (5 + len(metrics))
+    cols = list(zip(*rows, strict=True)) if rows else [()] * (5 + len(metrics) + len(extra))
     target, targets = _codes(cols[1])
+    agent, agents = _codes(cols[5 + len(metrics)]) if by_agent else (None, ())
     ok = np.array(cols[2], dtype=bool)
     # A cache probe's warm half measures the cache, not the route: its latencies stay out, as in
     # the rollups, alerts and /metrics (its own figures: queries.cache_figures).
@@ -124,6 +136,8 @@ def fetch_raw(
         cancelled=np.array([k == CANCELLED for k in kinds], dtype=bool),
         error_kind=kinds,
         metrics=values,
+        agent=agent,
+        agents=agents,
     )
 
 
@@ -138,6 +152,8 @@ class RollupRows:
     input_tokens: np.ndarray
     output_tokens: np.ndarray
     hists: dict[str, list[str | None]]  # metric -> compact JSON text per row
+    agent: np.ndarray | None = None  # with `by_agent`: index into `agents`
+    agents: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return int(self.hour_s.size)
@@ -158,6 +174,7 @@ def fetch_rollups(
     hists: Sequence[str] = ("ttft_ms", "tps"),
     bucket_s: float | None = None,
     agent: str | None = None,
+    by_agent: bool = False,
 ) -> RollupRows:
     """Rollup rows with `start <= hour < end`, every agent's row included (merge by summing),
     or only `agent`'s.
@@ -172,6 +189,7 @@ def fetch_rollups(
     hour = epoch_s(_R.hour, engine)
     values = [_R.samples, _R.ok_count, cancelled, _R.input_tokens_sum, _R.output_tokens_sum]
     texts = [cast(_R[f"{m}_hist"], Text) for m in hists]
+    extra = [_R.agent] if by_agent else []  # one row per (target, agent): a line per vantage point
     if bucket_s and bucket_s > 3600:
         # + 0.5 s: SQLite's julianday epoch can land microseconds short of the hour.
         slot = (
@@ -184,17 +202,19 @@ def fetch_rollups(
             _R.target,
             *(cast(func.sum(v), Integer) for v in values),
             *(concat_texts(engine, t) for t in texts),
-        ).group_by(slot, _R.target)
+            *extra,
+        ).group_by(slot, _R.target, *extra)
     else:
-        query = select(hour, _R.target, *(cast(v, Integer) for v in values), *texts)
+        query = select(hour, _R.target, *(cast(v, Integer) for v in values), *texts, *extra)
     query = query.where(_R.hour >= start, _R.hour < end)
     if target_ids is not None:
         query = query.where(_R.target.in_(list(target_ids)))
     if agent is not None:
         query = query.where(_R.agent == agent)
     rows = fetch_rows(engine, query)
-    cols = list(zip(*rows, strict=True)) if rows else [()] * (7 + len(hists))
+    cols = list(zip(*rows, strict=True)) if rows else [()] * (7 + len(hists) + len(extra))
     target, targets = _codes(cols[1])
+    agent, agents = _codes(cols[7 + len(hists)]) if by_agent else (None, ())
     return RollupRows(
         # Whole seconds: SQLite's julianday arithmetic lands a few µs off, on the wrong side of a bucket edge.
         hour_s=np.round(np.array(cols[0], dtype=float)),
@@ -206,4 +226,6 @@ def fetch_rollups(
         input_tokens=np.array(cols[5], dtype=np.int64),
         output_tokens=np.array(cols[6], dtype=np.int64),
         hists={m: list(cols[7 + i]) for i, m in enumerate(hists)},
+        agent=agent,
+        agents=agents,
     )

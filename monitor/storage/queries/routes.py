@@ -18,7 +18,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 import numpy as np
-from sqlalchemy import Engine, Float, Integer, Text, and_, case, cast, func, or_, select, text
+from sqlalchemy import Engine, Float, Integer, Text, and_, case, cast, func, or_, select, text, true
 
 from monitor.routing.rank import DEFAULT_MIN_AVAILABILITY, RankedRoute, RouteStats, rank_routes
 from monitor.storage.models import RollupDaily, RollupHourly, SampleRow
@@ -57,7 +57,7 @@ def route_stats(
     OpenRouter endpoint windows (5 min, 30 min, 1 day) that GET /routes returns.
     `daily=False` reads a long window from hourly rollups only (the reference the
     daily tier must equal; the tests and the benchmark compare the two). `agent` keeps
-    one vantage point's samples (rollups are per agent too); None: every agent's."""
+    one vantage point's samples and rollups only (DESIGN §11)."""
     if not targets:
         return []
     start = end - window
@@ -70,10 +70,10 @@ def route_stats(
     else:
         if window <= RAW_MAX_WINDOW:
             measured = _raw(engine, ids, index, start, end, agent)
-        elif agent is not None:  # the daily tier is per agent too, but the hourly path is the simple one
-            measured = _hourly_rollups(engine, ids, index, start, end, agent)
+        elif daily or agent is not None:
+            measured = _rollups(engine, ids, index, start, end, agent)
         else:
-            measured = (_rollups if daily else _hourly_rollups)(engine, ids, index, start, end)
+            measured = _hourly_rollups(engine, ids, index, start, end)
         served = _last_served_by(engine, ids, recent, end, agent)
     up = _uptimes(engine, ids, index, end, agent) if uptimes else [{} for _ in range(n)]
     out = []
@@ -129,7 +129,8 @@ def _raw_pg(
     out = [_empty() for _ in ids]
     served: dict[str, str] = {}
     with engine.connect() as conn:
-        rows = conn.execute(_RAW_PG, {"ids": ids, "start": start, "end": end, "recent": recent, "agent": agent}).all()
+        params = {"ids": ids, "start": start, "end": end, "recent": recent, "agent": agent}
+        rows = conn.execute(_RAW_PG, params).all()
     for target, samples, ok, ttft, tps, fallbacks, cost, cost_n, served_by in rows:
         q = list(ttft) if ttft else [None] * 4
         out[index[target]] = {
@@ -149,6 +150,11 @@ def _raw_pg(
     return out, served
 
 
+def _of_agent(table_c, agent: str | None):
+    """One vantage point's rows (`--agent`), or every agent's."""
+    return true() if agent is None else table_c.agent == agent
+
+
 def _raw(
     engine: Engine, ids: list[str], index: dict[str, int], start: datetime, end: datetime, agent: str | None = None
 ) -> list[dict]:
@@ -163,7 +169,7 @@ def _raw(
         _S.cost_usd,
         fallback,
         _S.cache_state,
-    ).where(_S.started_at >= start, _S.started_at < end, _S.target.in_(ids), *_of_agent(_S, agent))
+    ).where(_S.started_at >= start, _S.started_at < end, _S.target.in_(ids), _of_agent(_S, agent))
     rows = fetch_rows(engine, query)
     n = len(ids)
     if not rows:
@@ -215,13 +221,15 @@ def daily_span(engine: Engine, start: datetime, end: datetime) -> tuple[datetime
     return (first, last) if first < last else None
 
 
-def _rollups(engine: Engine, ids: list[str], index: dict[str, int], start: datetime, end: datetime) -> list[dict]:
+def _rollups(
+    engine: Engine, ids: list[str], index: dict[str, int], start: datetime, end: datetime, agent: str | None = None
+) -> list[dict]:
     """The hours of [start, end), whole days from the daily tier (their packed histograms).
     Rows come back as they are (a GROUP BY with string_agg cost PostgreSQL more than the
     scan) and are merged here."""
     n = len(ids)
     span = daily_span(engine, start, end)
-    hours = and_(_R.target.in_(ids), _R.hour >= start, _R.hour < end)
+    hours = and_(_R.target.in_(ids), _R.hour >= start, _R.hour < end, _of_agent(_R, agent))
     if span is not None:
         hours = and_(hours, or_(_R.hour < span[0], _R.hour >= span[1]))
     h_group, h_counts, h_ttft, h_tps = _tier_rows(
@@ -229,7 +237,7 @@ def _rollups(engine: Engine, ids: list[str], index: dict[str, int], start: datet
     )
     d_group, d_counts, d_ttft, d_tps = _NO_ROWS
     if span is not None:
-        days = and_(_D.target.in_(ids), _D.day >= span[0], _D.day < span[1])
+        days = and_(_D.target.in_(ids), _D.day >= span[0], _D.day < span[1], _of_agent(_D, agent))
         d_group, d_counts, d_ttft, d_tps = _tier_rows(engine, index, _D, days, _D.ttft_ms_packed, _D.tps_packed)
     q_ttft = packed_quantiles(h_ttft, h_group, d_ttft, d_group, n, QS)
     q_tps = packed_quantiles(h_tps, h_group, d_tps, d_group, n, (0.5,))
@@ -314,7 +322,7 @@ def _rollup_cost(
 ) -> dict[str, float]:
     query = (
         select(_R.target, cast(func.sum(_R.cost_usd_sum), Float))
-        .where(_R.hour >= start, _R.hour < end, _R.target.in_(ids), *_of_agent(_R, agent))
+        .where(_R.hour >= start, _R.hour < end, _R.target.in_(ids), _of_agent(_R, agent))
         .group_by(_R.target)
     )
     return {t: float(v) for t, v in fetch_rows(engine, query) if v}
@@ -330,7 +338,7 @@ def _last_served_by(
         _S.started_at >= start,
         _S.started_at < end,
         _S.served_by.is_not(None),
-        *_of_agent(_S, agent),
+        _of_agent(_S, agent),
     )
     newest = select(_S.target.label("t"), func.max(_S.started_at).label("at")).where(named).group_by(_S.target)
     newest = newest.subquery()
@@ -359,7 +367,7 @@ def _uptimes(
             _S.target.in_(ids),
             _S.started_at >= end - max(UPTIME_WINDOWS.values()),
             _S.started_at < end,
-            *_of_agent(_S, agent),
+            _of_agent(_S, agent),
         )
         .group_by(_S.target)
     )
@@ -369,7 +377,7 @@ def _uptimes(
             out[index[target]][name] = ok / total if total else None
     day = (
         select(_R.target, func.sum(_R.samples - cancelled_count()), func.sum(_R.ok_count))
-        .where(_R.target.in_(ids), _R.hour >= end - timedelta(days=1), _R.hour < end, *_of_agent(_R, agent))
+        .where(_R.target.in_(ids), _R.hour >= end - timedelta(days=1), _R.hour < end, _of_agent(_R, agent))
         .group_by(_R.target)
     )
     for target, total, ok in fetch_rows(engine, day):
@@ -384,7 +392,7 @@ def _uptimes(
                 _S.target.in_(missing),
                 _S.started_at >= end - timedelta(days=1),
                 _S.started_at < end,
-                *_of_agent(_S, agent),
+                _of_agent(_S, agent),
             )
             .group_by(_S.target)
         )
@@ -394,11 +402,6 @@ def _uptimes(
         for name in (*UPTIME_WINDOWS, "1d"):
             row.setdefault(name, None)
     return out
-
-
-def _of_agent(columns, agent: str | None) -> tuple:
-    """The where-clause keeping one vantage point's rows (samples and rollups both carry `agent`)."""
-    return () if agent is None else (columns.agent == agent,)
 
 
 def with_cache_figures(engine: Engine, stats: list[RouteStats], end: datetime, window: timedelta) -> list[RouteStats]:

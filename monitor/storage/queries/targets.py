@@ -30,6 +30,8 @@ class TargetRef:
             return self.id
         if split_by == "all":
             return "all selected"
+        if split_by == "agent":  # a line per vantage point: the samples say which, not the target
+            return "every agent"
         return getattr(self, split_by)
 
 

@@ -22,7 +22,8 @@ from monitor.storage.queries.targets import TargetRef
 # Ranges at least this long read rollups (DESIGN §9: raw samples are never scanned for ranges over a day).
 ROLLUP_MIN_RANGE = timedelta(days=1)
 QUANTILES = (0.01, 0.10, 0.50, 0.90, 0.99)
-SPLITS = ("provider/model", "provider", "model", "region", "prompt", "target", "all")
+# "agent": one line per vantage point (the probe agent that took the samples; DESIGN §11).
+SPLITS = ("provider/model", "provider", "model", "region", "prompt", "target", "agent", "all")
 # (range up to, bucket): about 30-120 points per line, hourly or coarser on rollups.
 _BUCKETS = (
     (timedelta(hours=1), timedelta(minutes=2)),
@@ -105,20 +106,27 @@ def trend(
     if rollups:
         origin = min(origin, (start.timestamp() // 3600) * 3600)
     n_buckets = int(np.ceil((end.timestamp() - origin) / step))
-    labels = sorted({t.label(split_by) for t in targets})
-    label_index = {name: i for i, name in enumerate(labels)}
+    by_agent = split_by == "agent"
     by_id = {t.id: t for t in targets}
     ids = list(by_id)
     query_start = datetime.fromtimestamp(origin, UTC)
     if rollups:
-        rows = fetch_rollups(engine, query_start, end, ids, bucket_s=step)
+        rows = fetch_rollups(engine, query_start, end, ids, bucket_s=step, by_agent=by_agent)
         t_s, measured, failed = rows.hour_s, rows.samples - rows.cancelled, rows.samples - rows.ok - rows.cancelled
     else:
-        rows = fetch_raw(engine, query_start, end, ids)
+        rows = fetch_raw(engine, query_start, end, ids, by_agent=by_agent)
         t_s, measured, failed = rows.t_s, (~rows.cancelled).astype(int), (~rows.ok & ~rows.cancelled).astype(int)
-    series_of_code = np.array([label_index[by_id[tid].label(split_by)] for tid in rows.targets], dtype=np.int64)
+    if by_agent:
+        labels = list(rows.agents)  # the vantage points that probed these targets in the range
+        series_of_row = rows.agent
+    else:
+        labels = sorted({t.label(split_by) for t in targets})
+        index = {name: i for i, name in enumerate(labels)}
+        series_of_code = np.array([index[by_id[tid].label(split_by)] for tid in rows.targets], dtype=np.int64)
+        series_of_row = series_of_code[rows.target] if len(rows) else np.zeros(0, np.int64)
+    label_index = {name: i for i, name in enumerate(labels)}
     b = np.clip(((t_s - origin) // step).astype(np.int64), 0, max(n_buckets - 1, 0))
-    group = series_of_code[rows.target] * n_buckets + b if len(rows) else np.zeros(0, np.int64)
+    group = series_of_row * n_buckets + b if len(rows) else np.zeros(0, np.int64)
     n_groups = len(labels) * n_buckets
     quants = {}
     for metric in ("ttft_ms", "tps"):
@@ -129,9 +137,10 @@ def trend(
     measured_g = np.bincount(group, weights=measured, minlength=n_groups).astype(np.int64)
     failed_g = np.bincount(group, weights=failed, minlength=n_groups).astype(np.int64)
     starts = tuple(datetime.fromtimestamp(origin + i * step, UTC) for i in range(n_buckets))
-    providers = {}
+    providers: dict[str, set[str]] = {}
     for t in targets:
-        providers.setdefault(t.label(split_by), set()).add(t.provider)
+        for name in labels if by_agent else (t.label(split_by),):
+            providers.setdefault(name, set()).add(t.provider)
     out = []
     for name, i in label_index.items():
         sl = slice(i * n_buckets, (i + 1) * n_buckets)
