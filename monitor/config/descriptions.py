@@ -132,6 +132,10 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "arguments": "JSON Schema its arguments must match.",
     },
     "AlertRule": {
+        "confirm": "How many vantage points (agents) must see the condition before it is the target's: "
+        "`{agents: N}` or `{share: 50%}`; default more than half of those that probed it, at least 2 of 2 or more.",
+        "vantage_severity": "Severity of an alert seen from fewer agents than the quorum (scoped to the agent): "
+        "`ticket` unless you say otherwise.",
         "name": "The rule's name, shown in notifications and on the dashboard.",
         "cache_state": "`warm`: judge only the warm half of cache probes (a warm `ttft_ms` regression); "
         "otherwise their cold half counts, as for every other target.",
@@ -203,6 +207,10 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "urls": "Apprise URLs (they carry their tokens: treated as secrets).",
     },
     "LogNotifierConfig": {},
+    "Confirm": {
+        "agents": "At least this many vantage points (capped at the number that probed the target).",
+        "share": "At least this share of the vantage points that probed the target within the rule's window.",
+    },
     "Slo": {
         "name": "The SLO's name, unique among `slos:`: its alerts are `slo:<name>`.",
         "objective": "The share of good probes the period must hold, above 0% and below 100% (`99.5%`).",
