@@ -149,3 +149,21 @@ def test_two_bounds_count_a_probe_breaking_both_twice_at_most_its_ok_probes(engi
     # Both bounds cut a histogram bucket: each may be off by the probes of the one bucket it cuts.
     slack = sum(2016 <= s.total_ms < 2048 for s in ok) + sum(64 <= s.tps < 66 for s in ok)
     assert abs(int(counts.good[0]) - (len(ok) - min(over, len(ok)))) <= slack + 1
+
+
+def test_a_cache_probes_warm_half_counts_like_any_probe(engine):
+    """The rollups keep a warm half's TTFT apart from the route's (DESIGN §13); the SLO status reads
+    both, as the live alerts judge every probe, so warm halves are neither lost nor counted bad."""
+    import dataclasses
+
+    data = [
+        dataclasses.replace(s, cache_state="warm" if i % 2 else "cold", ttft_ms=s.ttft_ms and s.ttft_ms * (i % 3))
+        for i, s in enumerate(samples()[: 3 * 600])
+    ]
+    insert_samples(engine, data)
+    rollup_hours(engine, DAY0, NOW, now=NOW + timedelta(hours=1))
+    config = load_config_text(CONFIG)
+    report = slo_report(engine, config.slos[0], config.targets, NOW)
+    expected = direct(data, DAY0, 1536.0, key=lambda s: s.target)
+    assert {s.scope_key: [s.budget.probes, s.budget.good] for s in report.scopes} == expected
+    assert any(s.cache_state == "warm" and s.ok and s.ttft_ms >= 1536 for s in data)  # warm probes can be bad too
