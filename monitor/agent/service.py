@@ -233,7 +233,7 @@ class Service:
             return None
         try:
             engine = read_only_engine(read_only_url(self.config.database_url))
-            reader = Reader(engine, public.snapshot, secrets=self.config.secrets)
+            reader = Reader(engine, public.snapshot, config=lambda: self.config, secrets=self.config.secrets)
             mount = McpMount(build_server(reader), host=self.options.listen_host, token=mcp_token())
         except Exception as exc:
             log.warning("/mcp is off: %s", redact(str(exc), self.config.secrets).splitlines()[0][:200])

@@ -44,7 +44,12 @@ def run(args: argparse.Namespace) -> int:
             from monitor.agent.public import PublicStatus
 
             snapshot = PublicStatus(engine, lambda: config).snapshot
-        reader = Reader(engine, snapshot, secrets=config.secrets if config is not None else ())
+        reader = Reader(
+            engine,
+            snapshot,
+            config=None if config is None else (lambda: config),
+            secrets=config.secrets if config is not None else (),
+        )
         build_server(reader).run("stdio")
     except SchemaNotReady as exc:
         print(f"firsttoken: {exc}", file=sys.stderr)

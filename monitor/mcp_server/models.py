@@ -94,3 +94,27 @@ class Alert(BaseModel):
 class RecentAlerts(BaseModel):
     since: str
     alerts: list[Alert] = Field(description="newest first")
+
+
+class SloScope(BaseModel):
+    """One SLO scope's row of `firsttoken slo --json` (DESIGN §12), field for field."""
+
+    model_config = ConfigDict(extra="allow")
+
+    slo: str
+    scope: dict[str, str | None] = Field(
+        description="the scope's labels (provider, model, region, prompt; null where it spans them) and `per`"
+    )
+    objective: float = Field(description="the share of good probes the period must hold, 0-1")
+    period: str
+    probes: int
+    good: int
+    attainment: float | None = Field(description="good / probes over the period, 0-1")
+    budget_remaining: float | None = Field(description="1 - bad / error budget: 1 untouched, negative once spent")
+    burn_rates: dict[str, float | None] = Field(description="burn rate over each long alert window")
+    exhausts_at: str | None = Field(description="when the budget runs out at the recent pace, if it will")
+    exhausted: bool
+
+
+class SloStatus(BaseModel):
+    scopes: list[SloScope] = Field(description="the rows of `firsttoken slo --json`, in the same order")

@@ -3,7 +3,6 @@
 Each tool is a thin adapter over `tools.py`: typed arguments in (the SDK derives the
 input schema from the signature), a pydantic model out (its output schema). Database
 work runs on a worker thread, so one slow query never stalls the transport's loop.
-`slo_status` joins them once SLOs (DESIGN §12) land.
 """
 
 from __future__ import annotations
@@ -28,7 +27,8 @@ INSTRUCTIONS = (
     "firsttoken measures LLM API routes (provider x region serving a model) with synthetic probes. "
     "Call best_routes before choosing a provider or region for a model: rank 1 is the fastest route "
     "whose availability is at or above the floor right now. provider_status says whether a provider is "
-    "healthy; recent_alerts lists what regressed."
+    "healthy; recent_alerts lists what regressed; slo_status says how much of each SLO's error "
+    "budget is left."
 )
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
 
@@ -77,5 +77,13 @@ def build_server(reader: tools.Reader) -> MCPServer:
     ) -> models.RecentAlerts:
         """Alerts firing, pending or resolved since `since` ago, newest first."""
         return await _call(tools.recent_alerts, reader, since, severity, state)
+
+    @server.tool(annotations=READ_ONLY)
+    async def slo_status(
+        name: Annotated[str | None, Field(description="only this SLO (a name from the config's slos:)")] = None,
+    ) -> models.SloStatus:
+        """Each SLO scope's attainment over the period, error budget left, burn rate over each alert window
+        and when the budget runs out: the rows of `firsttoken slo --json`."""
+        return await _call(tools.slo_status, reader, name)
 
     return server

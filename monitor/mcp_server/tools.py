@@ -28,10 +28,12 @@ class ToolInputError(ValueError):
 @dataclass(frozen=True)
 class Reader:
     """The read side the tools share: a read-only engine, the status snapshot of
-    `/status.json` (None where no config is loaded), the config's secrets to redact, a clock."""
+    `/status.json` and the config (None where no config is loaded), the config's secrets to
+    redact, a clock."""
 
     engine: Engine
     status_snapshot: Callable[[], Any] | None = None
+    config: Callable[[], Any] | None = None  # the loaded config, for its SLOs; None without one
     secrets: Iterable[str] = ()
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 
@@ -131,6 +133,21 @@ def recent_alerts(
             )
         )
     return models.RecentAlerts(since=since, alerts=alerts)
+
+
+def slo_status(reader: Reader, name: str | None = None) -> models.SloStatus:
+    """`firsttoken slo --json`: the same rollup read (monitor.storage.queries.slo_report), the same rows."""
+    from monitor.storage.queries.slo_report import slo_reports
+
+    if reader.config is None:
+        raise ToolInputError("slo_status needs the config (start with --config FILE)")
+    config = reader.config()
+    slos = [s for s in config.slos if name in (None, "", s.name)]
+    if name and not slos:
+        known = ", ".join(s.name for s in config.slos) or "none"
+        raise ToolInputError(f"name: unknown SLO {name!r} (configured: {known})")
+    reports = slo_reports(reader.engine, slos, config.targets, reader.clock())
+    return models.SloStatus(scopes=[models.SloScope(**s.to_dict()) for r in reports for s in r.scopes])
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -99,6 +99,8 @@ def start_rig(
             },
         ],
         "notifiers": [{"name": "hooks", "type": "webhook", "url": hooks.url + "/alerts"}],
+        # For the MCP slo_status tool; so lenient that it never alerts beside the tests' own rule.
+        "slos": [{"name": "answers", "objective": "1%", "period": "1d", "per": "provider"}],
     }
     config = workdir / "firsttoken.yaml"
     config.write_text(yaml.safe_dump(spec))

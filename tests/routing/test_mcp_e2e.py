@@ -23,12 +23,12 @@ from tests.alerts.service_proc import ROOT
 from tests.routing.live_rig import API_KEY, CANONICAL, MCP_TOKEN
 
 pytestmark = pytest.mark.slow
-TOOLS = {"best_routes", "provider_status", "recent_alerts"}
+TOOLS = {"best_routes", "provider_status", "recent_alerts", "slo_status"}
 
 
-def routes_json(rig, *extra: str) -> list[dict]:
+def routes_json(rig, *extra: str, command: str = "routes") -> list[dict]:
     done = subprocess.run(
-        [sys.executable, "-m", "monitor", "routes", "--config", str(rig.config), "--json", *extra],
+        [sys.executable, "-m", "monitor", command, "--config", str(rig.config), "--json", *extra],
         cwd=ROOT, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -45,6 +45,8 @@ async def exercise(session: ClientSession, rig) -> dict:
     unknown = await session.call_tool("provider_status", {"provider": "nope"})
     alerts = await session.call_tool("recent_alerts", {"since": "1h"})
     bad = await session.call_tool("best_routes", {"window": "soon"})
+    slo = await session.call_tool("slo_status", {})
+    slo_cli = routes_json(rig, command="slo")
     return {
         "tools": {t.name: t for t in listed.tools},
         "best": best,
@@ -53,6 +55,7 @@ async def exercise(session: ClientSession, rig) -> dict:
         "unknown": unknown,
         "alerts": alerts,
         "bad": bad,
+        "slo": (slo, slo_cli),
     }
 
 
@@ -81,6 +84,14 @@ def check(result: dict) -> None:
     assert result["unknown"].is_error and "unknown 'nope'" in result["unknown"].content[0].text
     assert not result["alerts"].is_error and isinstance(result["alerts"].structured_content["alerts"], list)
     assert result["bad"].is_error and "window" in result["bad"].content[0].text
+    slo, slo_cli = result["slo"]
+    assert not slo.is_error, slo.content
+    scopes = slo.structured_content["scopes"]
+    # The rows of `firsttoken slo --json` (probe counts move between the two reads: compare the rest).
+    assert [(s["slo"], s["scope"], s["objective"]) for s in scopes] == [
+        (s["slo"], s["scope"], s["objective"]) for s in slo_cli
+    ]
+    assert sorted(s["scope"]["provider"] for s in scopes) == ["alt-a", "alt-b", "up-a", "up-b"]
     text = json.dumps([c.model_dump(mode="json") for r in result.values() if hasattr(r, "content") for c in r.content])
     assert API_KEY not in text
 
