@@ -109,7 +109,7 @@ def apply_changes(
     alternatives: Mapping[str, dict[str, Any] | None] | None = None,
 ) -> int:
     """Store each change and enqueue its events for every notifier that wants its severity.
-    `alternatives` (target id -> route, monitor.alerts.alternatives) names the route to take
+    `alternatives` (alert scope key -> route, monitor.alerts.alternatives) names the route to take
     instead in each target alert's body and summary.
 
     Returns the number of outbox rows queued. Runs in the caller's transaction.
