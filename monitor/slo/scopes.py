@@ -19,6 +19,9 @@ class SloScope:
     model: str | None = None
     region: str | None = None
     prompt: str | None = None
+    # An SLO alert is always the scope's, decided by the quorum of vantage points (DESIGN §11): never
+    # one agent's. Kept so an SLO alert's row and body name no agent, as a target alert's do.
+    agent: None = None
 
     @property
     def key(self) -> str:
