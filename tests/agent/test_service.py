@@ -8,13 +8,13 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.net import free_port
+from tests.waiting import wait_for
 
 FIRSTTOKEN = [sys.executable, "-m", "monitor"]
 
@@ -36,16 +36,6 @@ def write_config(path: Path, simulator, models: list[str], db: Path, interval: s
         "checks": [{"providers": ["sim"], "prompts": ["short"]}],
     }
     path.write_text(json.dumps(config))
-
-
-def wait_for(predicate, timeout_s: float = 15.0, interval_s: float = 0.2):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval_s)
-    return predicate()
 
 
 def stored(db: Path) -> list[tuple]:

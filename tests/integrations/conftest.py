@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -24,6 +23,7 @@ import httpx
 import pytest
 
 from tests.net import free_port
+from tests.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRSTTOKEN = [sys.executable, "-m", "monitor"]
@@ -34,16 +34,6 @@ BROKEN = "sim:fault=server_error"
 MODELS = (FAST, SLOW, BROKEN)
 AGENT = "integ-agent"
 SECRET_KEY = "sk-integ-SECRET-9f3c1e77"
-
-
-def wait_for(predicate, timeout_s: float = 30.0, interval_s: float = 0.25):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval_s)
-    return predicate()
 
 
 def need(binary: str) -> str:

@@ -8,7 +8,6 @@ the tests degrade one with `set_model` and watch what reads the ranking react.
 from __future__ import annotations
 
 import re
-import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from monitor.storage import migrate
 from monitor.storage.db import make_engine
 from tests.alerts.receiver import Receiver
 from tests.alerts.service_proc import ServiceProcess
+from tests.waiting import wait_for as wait_until
 
 INTERVAL_S = 0.5
 CANONICAL = "live-llm"  # up-a (fast) and up-b: the LiteLLM proxy's pair
@@ -28,16 +28,6 @@ MCP_TOKEN = "mcp-token-7d1e5b0c9a"
 API_KEY = "sk-live-SECRET-4be2a1"
 FAST_TTFT_MS, SLOW_TTFT_MS = 40, 160
 BEHAVIOUR = {"itl_ms": 2, "output_tokens": 5, "jitter": 0.02}
-
-
-def wait_until(predicate, timeout_s: float, interval_s: float = 0.1):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval_s)
-    return predicate()
 
 
 @dataclass
