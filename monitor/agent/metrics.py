@@ -23,7 +23,7 @@ from monitor.agent.conditional import cache_headers, etag_for, matches
 from monitor.agent.metrics_series import SeriesCounter, SeriesHistogram, _braces, chunked
 from monitor.agent.metrics_window import WindowQuantiles
 from monitor.sample import ErrorKind, Sample
-from monitor.slo.good import judge_slos
+from monitor.slo.good import judge_slos, slos_of
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +84,7 @@ class ProbeMetrics:
             "firsttoken_slo_probes", "Probes judged against each SLO's good:", ("slo", *LABELS, "good"), created=False
         )
         self._slos: tuple = ()
+        self._slos_by_target: dict[str, tuple] = {}  # the SLOs matching each target, worked out once
         self.per_target = (
             self.probes,
             self.slo_probes,
@@ -151,13 +152,17 @@ class ProbeMetrics:
     def set_slos(self, slos) -> None:
         """The config's `slos:`, at start and after every reload."""
         self._slos = tuple(slos)
+        self._slos_by_target = {}
 
     def observe(self, sample: Sample) -> None:
         labels = (sample.provider, sample.model, sample.region, sample.prompt, sample.agent)
         outcome = "ok" if sample.ok else "error"
         self.probes.inc((*labels, outcome, sample.error_kind or ""))
         if self._slos and sample.error_kind != ErrorKind.CANCELLED:  # a cancelled probe measured nothing
-            for slo, good in judge_slos(self._slos, sample):
+            mine = self._slos_by_target.get(sample.target)
+            if mine is None:
+                mine = self._slos_by_target[sample.target] = slos_of(self._slos, sample)
+            for slo, good in judge_slos(mine, sample):
                 self.slo_probes.inc((slo, *labels, "true" if good else "false"))
         if sample.sched_lag_ms is not None:
             self.sched_lag.labels(sample.agent).observe(sample.sched_lag_ms / 1000)

@@ -96,7 +96,7 @@ def read_points(rows: Iterable[Sequence[str]], metric: str, source: str = "csv")
             continue
         if len(row) <= max(ts_col, value_col):
             raise BacktestError(f"{source}:{line}: {len(row)} columns, the header has {len(header)}")
-        ts = _timestamp(row[ts_col], f"{source}:{line}")
+        ts = parse_timestamp(row[ts_col], f"{source}:{line}")
         if points and ts < points[-1].timestamp_s:
             raise BacktestError(f"{source}:{line}: timestamp goes back in time (rows must be oldest first)")
         if target_col is not None and target_col < len(row):
@@ -122,7 +122,7 @@ def read_points(rows: Iterable[Sequence[str]], metric: str, source: str = "csv")
     return points
 
 
-def _timestamp(text: str, where: str) -> float:
+def parse_timestamp(text: str, where: str) -> float:
     text = text.strip()
     try:
         number = float(text)
@@ -141,17 +141,23 @@ def _timestamp(text: str, where: str) -> float:
     return moment.timestamp()
 
 
-def _value(text: str, where: str) -> float | None:
+def parse_number(text: str, where: str, column: str = "value", hint: str = "a number, or empty when not measured"):
+    """A finite number, or None for an empty cell; a one-line error naming the row and column otherwise."""
     text = text.strip()
     if not text:
         return None
     try:
         value = float(text)
     except ValueError:
-        raise BacktestError(f"{where}: bad value {text!r} (a number; empty or negative for a failed probe)") from None
+        raise BacktestError(f"{where}: bad {column} {text!r} ({hint})") from None
     if not math.isfinite(value):
-        raise BacktestError(f"{where}: bad value {text!r}")
-    return None if value < 0 else value
+        raise BacktestError(f"{where}: bad {column} {text!r}")
+    return value
+
+
+def _value(text: str, where: str) -> float | None:
+    value = parse_number(text, where, hint="a number; empty or negative for a failed probe")
+    return None if value is None or value < 0 else value
 
 
 def _optional(row: Sequence[str], col: int | None, where: str) -> float | None:

@@ -10,12 +10,10 @@ it bounds them `ttft_answer_ms`, `total_ms`, `tps`; empty when not measured), op
 from __future__ import annotations
 
 import csv
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from monitor.alerts.backtest import BacktestError, iso
-from monitor.alerts.backtest import _timestamp as parse_timestamp
+from monitor.alerts.backtest import BacktestError, iso, parse_number, parse_timestamp
 from monitor.slo.budget import Budget
 from monitor.slo.burn import ScopeBurn
 from monitor.slo.good import is_good
@@ -88,7 +86,7 @@ def read_probes(rows: Iterable[Sequence[str]], source: str = "csv") -> list[Prob
         ts = parse_timestamp(row[ts_col], where)
         if probes and ts < probes[-1].timestamp_s:
             raise BacktestError(f"{where}: timestamp goes back in time (rows must be oldest first)")
-        values = {m: _number(row[c], where, m) for m, c in value_cols.items()}
+        values = {m: parse_number(row[c], where, m) for m, c in value_cols.items()}
         agent = (row[agent_col].strip() if agent_col is not None else "") or "local"
         kind = row[kind_col].strip() or None if kind_col is not None else None
         probes.append(Probe(line, ts, _bool(row[ok_col], where), agent, values, kind))
@@ -102,19 +100,6 @@ def _bool(text: str, where: str) -> bool:
     if value in _FALSE:
         return False
     raise BacktestError(f"{where}: bad ok {text!r} (expected true or false)")
-
-
-def _number(text: str, where: str, column: str) -> float | None:
-    text = text.strip()
-    if not text:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise BacktestError(f"{where}: bad {column} {text!r} (a number, or empty when not measured)") from None
-    if not math.isfinite(value):
-        raise BacktestError(f"{where}: bad {column} {text!r}")
-    return value
 
 
 def missing_columns(slo, probes_header: Sequence[str]) -> list[str]:

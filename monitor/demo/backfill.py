@@ -152,8 +152,13 @@ WORKER_STOP_S = 1.0  # a worker still busy this long after close() is killed: it
 def _run_block(job: Job, start_s: float, end_s: float, block: int) -> list[tuple[float, Sample]]:
     if job not in _loaded:
         _loaded[job] = job.load()
-    targets, source, prices = _loaded[job]
-    span = probe_span(
+    return asyncio.run(job_span(job, _loaded[job], start_s, end_s, block))
+
+
+def job_span(job: Job, loaded, start_s: float, end_s: float, block: int):
+    """probe_span for one block of a job, from what `job.load()` returned (targets, source, prices)."""
+    targets, source, prices = loaded
+    return probe_span(
         targets,
         source,
         start_s,
@@ -164,7 +169,6 @@ def _run_block(job: Job, start_s: float, end_s: float, block: int) -> list[tuple
         prices=prices,
         vantage=job.vantage,
     )
-    return asyncio.run(span)
 
 
 def _frame(obj) -> bytes:
@@ -358,17 +362,7 @@ async def backfill(
     if pool is None:
         for n, (a, b) in enumerate(blocks):
             await asyncio.sleep(0)  # probing never waits: let signal handlers and cancellation in
-            for t_s, sample in await probe_span(
-                targets,
-                source,
-                a,
-                b,
-                job.interval_s,
-                agent=job.agent,
-                seed=job.seed + n,
-                prices=prices,
-                vantage=job.vantage,
-            ):
+            for t_s, sample in await job_span(job, (targets, source, prices), a, b, n):
                 take(t_s, sample)
     else:
         await _in_pool(pool, job, blocks, take)

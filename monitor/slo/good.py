@@ -25,8 +25,14 @@ def is_good(good, ok: bool, error_kind: str | None, values: Mapping[str, float |
     return True
 
 
+def slos_of(slos: Iterable, sample) -> tuple:
+    """The SLOs whose `match:` takes the sample's target (the same for every sample of a target)."""
+    labels = {"provider": sample.provider, "model": sample.model, "region": sample.region, "prompt": sample.prompt}
+    return tuple(slo for slo in slos if scope_matches(slo.match, **labels))
+
+
 def judge_slos(slos: Iterable, sample) -> Iterator[tuple[str, bool]]:
-    """(SLO name, good) for each SLO whose `match:` takes the sample's target."""
+    """(SLO name, good) for each of `slos` (those that take the sample's target: `slos_of`)."""
     values = {
         "ttft_ms": sample.ttft_ms,
         "ttft_answer_ms": sample.ttft_answer_ms,
@@ -34,7 +40,4 @@ def judge_slos(slos: Iterable, sample) -> Iterator[tuple[str, bool]]:
         "tps": sample.tps,
     }
     for slo in slos:
-        if scope_matches(
-            slo.match, provider=sample.provider, model=sample.model, region=sample.region, prompt=sample.prompt
-        ):
-            yield slo.name, is_good(slo.good, sample.ok, sample.error_kind, values)
+        yield slo.name, is_good(slo.good, sample.ok, sample.error_kind, values)

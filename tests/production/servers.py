@@ -65,9 +65,45 @@ def wait_port(port: int, timeout_s: float = 15.0, what: str = "server") -> None:
     raise AssertionError(f"{what} did not listen on 127.0.0.1:{port} within {timeout_s:g}s")
 
 
-class PgBouncer:
+class _Daemon:
+    """A server run in the foreground as the service user, in its own directory, on `self.port`;
+    `NAME` names its binary and its log file. Stopped and its directory removed on exit."""
+
+    NAME = ""
+    dir: Path
+    port: int
+    proc: subprocess.Popen | None
+
+    def argv(self) -> list[str]:
+        raise NotImplementedError
+
+    def __enter__(self):
+        self.proc = subprocess.Popen(
+            _as_service_user(self.argv()), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        wait_port(self.port, what=self.NAME)
+        return self
+
+    def log(self) -> str:
+        path = self.dir / f"{self.NAME}.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def __exit__(self, *exc) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class PgBouncer(_Daemon):
     """PgBouncer in `pool_mode = transaction` in front of the suite's PostgreSQL, few server sessions,
     so consecutive transactions of one client land on different sessions (as on a busy managed pooler)."""
+
+    NAME = "pgbouncer"
 
     def __init__(self, *, server_host: str = PG_HOST, server_port: int = PG_PORT, pool_size: int = 3) -> None:
         self.dir = service_dir("pgbouncer")
@@ -100,32 +136,14 @@ class PgBouncer:
         extra = "".join(f"&{k}={v}" for k, v in query.items())
         return f"postgresql+psycopg://{PG_USER}@127.0.0.1:{self.port}/{dbname}?sslmode=disable{extra}"
 
-    def __enter__(self) -> PgBouncer:
-        self.proc = subprocess.Popen(
-            _as_service_user([need("pgbouncer"), str(self.dir / "pgbouncer.ini")]),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        wait_port(self.port, what="pgbouncer")
-        return self
-
-    def log(self) -> str:
-        path = self.dir / "pgbouncer.log"
-        return path.read_text(errors="replace") if path.exists() else ""
-
-    def __exit__(self, *exc) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
+    def argv(self) -> list[str]:
+        return [need("pgbouncer"), str(self.dir / "pgbouncer.ini")]
 
 
-class Tinyproxy:
+class Tinyproxy(_Daemon):
     """Debian's tinyproxy on loopback: plain HTTP forwarding and CONNECT tunnels, every request logged."""
+
+    NAME = "tinyproxy"
 
     def __init__(self, *, basic_auth: tuple[str, str] | None = None) -> None:
         self.dir = service_dir("tinyproxy")
@@ -154,25 +172,8 @@ class Tinyproxy:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> Tinyproxy:
-        argv = [need("tinyproxy"), "-d", "-c", str(self.dir / "tinyproxy.conf")]
-        self.proc = subprocess.Popen(_as_service_user(argv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_port(self.port, what="tinyproxy")
-        return self
-
-    def log(self) -> str:
-        path = self.dir / "tinyproxy.log"
-        return path.read_text(errors="replace") if path.exists() else ""
-
-    def __exit__(self, *exc) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
+    def argv(self) -> list[str]:
+        return [need("tinyproxy"), "-d", "-c", str(self.dir / "tinyproxy.conf")]
 
 
 class PgCluster:
