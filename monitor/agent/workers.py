@@ -24,7 +24,7 @@ of the target id. Each worker:
   the single-process path; and it stops the same way if the parent dies
   (its pipe closes), so no worker outlives its agent.
 
-`choose_workers` keeps small configs in one process: workers cost ~60 MB and
+`choose_workers` keeps small configs in one process: workers cost memory and
 a second of start-up each, and buy nothing below a loop's capacity.
 """
 
@@ -53,11 +53,12 @@ from monitor.sample import Sample
 log = logging.getLogger(__name__)
 
 # Up to this many probes a second, one process probes (no workers to start, feed and watch).
-# 2,000 targets at 1-minute intervals (33/s) on one loop measured TTFT overhead p99 5.6 ms on
-# SQLite and 6.1 ms on PostgreSQL (issue 22), over the 5 ms goal that worker mode meets: the
-# writer's and the leader's CPU share the loop's core. So from 25/s (1,500 targets a minute) on,
-# probes go to workers, sized by PROBES_PER_S_PER_LOOP.
-ONE_PROCESS_UP_TO_PROBES_PER_S = 25.0
+# Quiet 2-core machine, probes lasting 0.6-2.6 s (`benchmarks/soak.py --flagship`, issue 22): one loop
+# held TTFT overhead p99 2.1 ms at 500 targets a minute (8/s) but 5.3 ms at 1,000 (17/s) and 12.2 ms
+# at 2,000 (33/s), over the 5 ms goal: the writer's and the leader's CPU share the loop's core. Two
+# workers held 2.8 ms at 1,000 and 4.3 ms at 2,000. So from 10/s (600 targets a minute) on, probes go
+# to workers, sized by PROBES_PER_S_PER_LOOP; below it a worker's ~200 MB buys nothing measurable.
+ONE_PROCESS_UP_TO_PROBES_PER_S = 10.0
 # Probes a second each worker's loop takes on: 5,000 targets (83/s) run in 3 workers where 3 cores allow.
 PROBES_PER_S_PER_LOOP = 40.0
 SEND_EVERY_S = 0.1
@@ -71,7 +72,7 @@ def choose_workers(targets: Iterable, requested: int | None = None, cpus: int | 
     """Worker processes for these targets: `requested` if given (0 or 1: probe in this process)."""
     if requested is not None:
         return max(1, requested)
-    rate = sum(1.0 / t.interval_s for t in targets if t.interval_s > 0)
+    rate = math.fsum(1.0 / t.interval_s for t in targets if t.interval_s > 0)  # exact: 600 a minute is 10/s
     if rate <= ONE_PROCESS_UP_TO_PROBES_PER_S:
         return 1
     # At least two: past the one-process rate the point is to take probing off the writer's core.
