@@ -6,10 +6,13 @@ then drops that column; downgrade adds it back and fills it from `cache_read_tok
 row that had it now holds, so a round trip loses nothing.
 
 The copy touches every pre-0012 row that stated a cached count (nearly every OpenAI-shaped one) in
-the migration's one transaction: on PostgreSQL a rewrite of those rows and their index entries
-(minutes for tens of millions of rows; retention bounds it), and the column drop that follows is a
-catalogue change handed to every partition. SQLite has no DROP COLUMN in Alembic's batch mode: the
-table is copied without it.
+the migration's one transaction: on PostgreSQL a rewrite of those rows and their index entries, and
+the column drop that follows is a catalogue change handed to every partition. SQLite has no DROP
+COLUMN in Alembic's batch mode: the table is copied without it. Measured on the 2-core development
+machine with a million such rows: upgrade 18 s and downgrade 21 s on PostgreSQL 15, 7 s and 1.4 s
+on SQLite 3.40; retention bounds how many rows a database holds. Agents still on the older version
+write both columns: once the column is gone their batches fail with SQLSTATE 42703, which they take
+as transient (monitor.storage.ingest), so their samples spool until they are upgraded too.
 
 Revision ID: 0013_one_cache_read_column
 Revises: 0012_prompt_cache
