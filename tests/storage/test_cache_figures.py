@@ -6,8 +6,11 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
+import httpx
 import pytest
 
+from monitor.agent.metrics import Health, StatusServer
+from monitor.agent.routes_api import routes_handler
 from monitor.config.schema import Price
 from monitor.sample import Sample
 from monitor.storage.queries import insert_samples
@@ -142,3 +145,17 @@ def test_routes_by_warm_ttft_from_one_vantage_point_read_its_cache_probes_alone(
     ]
     assert [p for p, *_ in ranked("near", long_end, long_window)] == ["fast", "slow"]
     assert cache_figures(engine, ["fast/m@r:doc"], END, window, agent="nobody") == {}
+
+    # GET /routes?agent=far&by=warm_ttft: the same query behind a real status server.
+    server = StatusServer(
+        "127.0.0.1", 0, lambda: [], lambda: Health(True, {}), routes=routes_handler(engine, clock=lambda: END)
+    )
+    server.start()
+    try:
+        url = f"http://127.0.0.1:{server.port}/routes?window=6h&min_availability=0&by=warm_ttft&model=m"
+        far_routes = httpx.get(url + "&agent=far").json()["routes"]
+        near_routes = httpx.get(url + "&agent=near").json()["routes"]
+    finally:
+        server.stop()
+    assert [(r["provider"], r["cache"]["hit_ratio"]) for r in far_routes] == [("slow", 1.0), ("fast", 0.0)]
+    assert [r["provider"] for r in near_routes] == ["fast", "slow"]
