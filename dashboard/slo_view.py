@@ -36,14 +36,17 @@ def scope_rows(report) -> list[dict]:
 
 
 def burn_down(report, index: int) -> tuple[np.ndarray, np.ndarray]:
-    """(day starts in epoch s, budget remaining after each day) for one scope over the period:
-    1 - bad so far / the budget of the probes so far; NaN before its first probe."""
+    """(day starts in epoch s, budget remaining after each day) for one scope over the period: 1 - bad
+    so far / the whole period's budget (monitor.slo.budget: estimated from the probes seen when they
+    span only part of the period), one budget for every day, so the line starts at or below 100%,
+    only falls, and ends at the scope's budget left; NaN before its first probe."""
+    budget = report.scopes[index].budget
     probes = np.cumsum(report.day_probes[index]).astype(float)
     bad = np.cumsum(report.day_probes[index] - report.day_good[index]).astype(float)
-    allowed = (1 - report.slo.objective) * probes
-    with np.errstate(divide="ignore", invalid="ignore"):
-        remaining = np.where(probes > 0, 1 - bad / allowed, np.nan)
-    return np.asarray(report.days, dtype=float), remaining
+    days = np.asarray(report.days, dtype=float)
+    if not budget.probes:
+        return days, np.full(days.shape, np.nan)
+    return days, np.where(probes > 0, budget.remaining_after(bad), np.nan)
 
 
 def burn_bars(report, index: int) -> tuple[list[str], list[float | None], list[float]]:

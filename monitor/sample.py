@@ -58,6 +58,11 @@ class TargetKey:
         return target_id(self.provider, self.model, self.region, self.prompt)
 
 
+# The older name of `cache_read_tokens` (before migration 0013). Not a field: JSON and CSV outputs
+# still carry it, beside `cache_read_tokens` and always equal to it, because they promised it.
+LEGACY_CACHE_READ = "cached_input_tokens"
+
+
 @dataclass(frozen=True, slots=True)
 class Sample:
     target: str
@@ -77,7 +82,6 @@ class Sample:
     tokens_source: str | None = None
     input_tokens: int | None = None
     reasoning_tokens: int | None = None
-    cached_input_tokens: int | None = None  # the older name of cache_read_tokens: always the same value
     # Prompt caching (DESIGN §13): tokens read from / written to the provider's prompt cache as the
     # response states them (null: it says nothing), and which half of a cache probe's pair this is.
     cache_read_tokens: int | None = None
@@ -129,6 +133,9 @@ class Sample:
     def from_dict(cls, data: dict[str, Any]) -> Sample:
         names = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in data.items() if k in names}
+        # A spool written before migration 0013 may hold the figure under its older name only.
+        if values.get("cache_read_tokens") is None and data.get(LEGACY_CACHE_READ) is not None:
+            values["cache_read_tokens"] = data[LEGACY_CACHE_READ]
         started = values["started_at"]
         if isinstance(started, str):
             started = datetime.fromisoformat(started)
@@ -139,6 +146,11 @@ class Sample:
 
 
 SAMPLE_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Sample))
+# What `probe --json` and `samples --json/--csv` print: every field, and the older name of
+# `cache_read_tokens` just before it (an alias in these outputs only; see LEGACY_CACHE_READ).
+OUTPUT_FIELDS: tuple[str, ...] = tuple(
+    name for f in SAMPLE_FIELDS for name in ((LEGACY_CACHE_READ, f) if f == "cache_read_tokens" else (f,))
+)
 
 # The metric names, once: the per-sample numbers that percentiles, rollups and detectors use,
 # the alertable ones (error_rate is derived from `ok`), and the route-truth values `kind: change` watches.
@@ -161,17 +173,24 @@ def outcome_label(sample: Sample) -> str:
 
 # The two spellings of samples on the command line (`probe --json`, `samples --json/--csv`) and
 # in the dashboard's download: one place, so they cannot drift apart.
+def output_dict(sample: Sample) -> dict[str, Any]:
+    """A sample as the command line prints it: `to_dict()` with the alias, in OUTPUT_FIELDS order."""
+    row = sample.to_dict()
+    row[LEGACY_CACHE_READ] = sample.cache_read_tokens
+    return {name: row[name] for name in OUTPUT_FIELDS}
+
+
 def write_json(samples: Sequence[Sample], out: TextIO) -> None:
     for sample in samples:
-        out.write(json.dumps(sample.to_dict(), separators=(",", ":"), default=str) + "\n")
+        out.write(json.dumps(output_dict(sample), separators=(",", ":"), default=str) + "\n")
 
 
 def write_csv(samples: Sequence[Sample], out: TextIO) -> None:
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(SAMPLE_FIELDS)
+    writer.writerow(OUTPUT_FIELDS)
     for sample in samples:
-        row = sample.to_dict()
-        writer.writerow(_csv_cell(row[name]) for name in SAMPLE_FIELDS)
+        row = output_dict(sample)
+        writer.writerow(_csv_cell(row[name]) for name in OUTPUT_FIELDS)
 
 
 def _csv_cell(value: object) -> object:

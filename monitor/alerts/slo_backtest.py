@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from monitor.alerts.backtest import BacktestError, iso, parse_number, parse_timestamp
-from monitor.slo.budget import Budget
+from monitor.slo.budget import Budget, period_probes
 from monitor.slo.burn import ScopeBurn
 from monitor.slo.good import is_good
 
@@ -132,7 +132,10 @@ def replay(slo, probes: Sequence[Probe]) -> Replay:
                 verdict.agents,
             )
         )
-    return Replay(tuple(events), Budget(len(probes), good, slo.objective), burn.severity)
+    # The period's budget: a series shorter than the period is taken at its own pace over the whole period.
+    span_s = probes[-1].timestamp_s - probes[0].timestamp_s if probes else 0.0
+    expected = period_probes(len(probes), span_s, slo.period_s)
+    return Replay(tuple(events), Budget(len(probes), good, slo.objective, expected), burn.severity)
 
 
 def read_csv(path: str) -> tuple[list[str], list[Probe]]:

@@ -42,6 +42,9 @@ def run_slo(args: argparse.Namespace) -> int:
         "objective": slo.objective,
         "attainment": _round(result.budget.attainment),
         "budget_remaining": _round(result.budget.remaining),
+        # The probes the SLO's whole period holds: the series' own, or, for a series shorter than the
+        # period, its pace over the whole period (the budget is the period's; monitor.slo.budget).
+        "period_probes": round(max(result.budget.probes, result.budget.expected_probes or 0)),
         "firing_at_end": result.firing_at_end,
     }
     if getattr(args, "json", False):
@@ -85,9 +88,12 @@ def write_table(result, summary: dict, out: TextIO) -> None:
             out.write("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() + "\n")
     attainment = summary["attainment"]
     remaining = summary["budget_remaining"]
+    # A series shorter than the period: say the budget is the period's, taken at the series' pace.
+    paced = f" (of a period of {summary['period_probes']:,} probes at this pace)"
     out.write(
         f"{summary['probes']} probes, {summary['good']} good: attainment "
         f"{'-' if attainment is None else f'{attainment * 100:.3f}%'} against {summary['objective'] * 100:g}%, "
         f"budget remaining {'-' if remaining is None else f'{remaining * 100:.1f}%'}"
+        f"{paced if summary['period_probes'] > summary['probes'] else ''}"
         f"{'; still firing (' + summary['firing_at_end'] + ')' if summary['firing_at_end'] else ''}\n"
     )

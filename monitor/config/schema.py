@@ -377,14 +377,14 @@ class Price:
         self,
         input_tokens: int | None,
         output_tokens: int | None,
-        cached_input_tokens: int | None = None,
+        cache_read_tokens: int | None = None,
         cache_write_tokens: int | None = None,
     ) -> float:
         """`input_tokens` counts every prompt token, the cached and written ones included (as every
-        protocol reports it); the `cached_input_tokens` read from the cache cost `cached_input` and
+        protocol reports it); the `cache_read_tokens` read from the cache cost `cached_input` and
         the `cache_write_tokens` cost `cache_write` where those are priced, else `input`."""
         total_in = input_tokens or 0
-        cached = min(cached_input_tokens or 0, total_in)
+        cached = min(cache_read_tokens or 0, total_in)
         written = min(cache_write_tokens or 0, total_in - cached)
         cached_price = self.input if self.cached_input is None else self.cached_input
         write_price = self.input if self.cache_write is None else self.cache_write

@@ -110,7 +110,10 @@ class SloScope(BaseModel):
     probes: int
     good: int
     attainment: float | None = Field(description="good / probes over the period, 0-1")
-    budget_remaining: float | None = Field(description="1 - bad / error budget: 1 untouched, negative once spent")
+    budget_remaining: float | None = Field(
+        description="1 - bad / the whole period's error budget (estimated at the pace seen while the data is "
+        "younger than the period): 1 untouched, negative once spent"
+    )
     burn_rates: dict[str, float | None] = Field(description="burn rate over each long alert window")
     exhausts_at: str | None = Field(description="when the budget runs out at the recent pace, if it will")
     exhausted: bool

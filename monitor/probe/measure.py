@@ -72,7 +72,6 @@ class StreamMetrics:
     tokens_source: str | None
     input_tokens: int | None
     reasoning_tokens: int | None
-    cached_input_tokens: int | None  # the older name of cache_read_tokens, kept for its readers
     cache_read_tokens: int | None
     cache_write_tokens: int | None
     tps: float | None
@@ -206,7 +205,6 @@ class StreamMeasurement:
             tokens_source=str(source),
             input_tokens=usage.input_tokens,
             reasoning_tokens=usage.reasoning_tokens,
-            cached_input_tokens=usage.cache_read_tokens,
             cache_read_tokens=usage.cache_read_tokens,
             cache_write_tokens=usage.cache_write_tokens,
             tps=decode_tps(output_tokens, self.first_token_ns, self.last_token_ns),

@@ -74,10 +74,6 @@ class UsageReport:
     cache_read_tokens: int | None = None
     cache_write_tokens: int | None = None
 
-    @property
-    def cached_input_tokens(self) -> int | None:  # the older name of cache_read_tokens
-        return self.cache_read_tokens
-
 
 @dataclass(frozen=True, slots=True)
 class Finished:

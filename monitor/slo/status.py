@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from monitor.slo.budget import Budget
+from monitor.slo.budget import Budget, period_probes
 from monitor.slo.windows import burn_rate, burn_windows
 from monitor.units import format_duration
 
@@ -47,10 +47,18 @@ def _round(value: float | None) -> float | None:
 
 
 def scope_status(
-    slo, scope, probes: int, good: int, windows: dict[float, tuple[int, int]], now: datetime
+    slo,
+    scope,
+    probes: int,
+    good: int,
+    windows: dict[float, tuple[int, int]],
+    now: datetime,
+    observed_s: float | None = None,
 ) -> ScopeStatus:
-    """`windows`: window length (s) -> (bad, probes) in it, for every window of the SLO's pairs."""
-    budget = Budget(probes, good, slo.objective)
+    """`windows`: window length (s) -> (bad, probes) in it, for every window of the SLO's pairs;
+    `observed_s`: how much of the period the probes span (None: all of it), for the period's budget."""
+    expected = period_probes(probes, slo.period_s if observed_s is None else observed_s, slo.period_s)
+    budget = Budget(probes, good, slo.objective, expected)
     rates: dict[str, float | None] = {}
     for length in sorted({w.long_s for w in burn_windows(slo.period_s)}):
         bad, total = windows.get(length, (0, 0))

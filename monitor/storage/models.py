@@ -122,8 +122,8 @@ class SampleRow(Base):
     tokens_source: Mapped[str | None] = mapped_column(Text)
     input_tokens: Mapped[int | None] = mapped_column(BigInteger)
     reasoning_tokens: Mapped[int | None] = mapped_column(BigInteger)
-    cached_input_tokens: Mapped[int | None] = mapped_column(BigInteger)
-    cache_read_tokens: Mapped[int | None] = mapped_column(BigInteger)  # migration 0012
+    # Migration 0012; 0013 folded the older `cached_input_tokens` (always the same figure) into it.
+    cache_read_tokens: Mapped[int | None] = mapped_column(BigInteger)
     cache_write_tokens: Mapped[int | None] = mapped_column(BigInteger)
     cache_state: Mapped[str | None] = mapped_column(Text)
     cache_hit: Mapped[bool | None] = mapped_column(Boolean)

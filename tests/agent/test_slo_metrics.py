@@ -81,6 +81,9 @@ def test_the_rules_read_the_judged_probes_by_each_slos_scope():
     first = snappy["rules"][0]
     assert first["record"] == "firsttoken_slo:error_ratio:rate5m"
     assert 'firsttoken_slo_probes_total{slo="snappy", good="false"}[5m]' in first["expr"]
-    assert "by (provider, model, region, prompt)" in first["expr"]
-    assert "by (provider)" in answers["rules"][0]["expr"]
+    # Per scope and per agent: the quorum of vantage points is taken in the alerts, never pooled here.
+    assert "by (provider, model, region, prompt, agent)" in first["expr"]
+    assert "by (provider, agent)" in answers["rules"][0]["expr"]
+    page = next(r for r in snappy["rules"] if r.get("labels", {}).get("severity") == "page")
+    assert "count by (slo, provider, model, region, prompt) (" in page["expr"] and " / 2)" in page["expr"]
     assert "_bucket" not in str(document)

@@ -14,7 +14,7 @@ from monitor.alerts.slo_backtest import Probe, replay
 from monitor.alerts.slo_evaluator import SloEvaluator
 from monitor.storage.models import Alert, NotificationOutbox
 from monitor.storage.queries import insert_samples
-from monitor.storage.rollups import rollup_hours
+from monitor.storage.rollups import hour_floor, rollup_hours
 
 from .conftest import make_config
 from .helpers import T0, config_spec, sample
@@ -111,7 +111,9 @@ def test_budget_remaining_is_the_periods_from_the_rollups(db, tmp_path):
     SloEvaluator(settle_s=0.0).evaluate(db, config, now=end)
     (alert,) = alerts(db)
     bad = sum(not s.ok for s in samples)
-    assert alert["budget_remaining"] == pytest.approx(1 - bad / (0.05 * len(samples)))
+    # 33 minutes of a 12-hour period: the period's budget, at the pace the probes were seen.
+    observed_s = (end - hour_floor(T0)).total_seconds()
+    assert alert["budget_remaining"] == pytest.approx(1 - bad / (0.05 * len(samples) * 12 * 3600 / observed_s))
 
 
 def test_a_restarted_leader_neither_repeats_nor_loses_the_page(db, tmp_path):

@@ -4,9 +4,12 @@ attainment shown equals a direct count over the seeded samples."""
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import pytest
 
-from tests.dashboard.figures import figures, problems
+from tests.dashboard.figures import figures, problems, values
 
 CONFIG = """
 providers:
@@ -54,6 +57,12 @@ def test_slos_page_draws_burn_down_and_burn_rates_with_exact_attainment(with_slo
         assert rows[f"{provider}/*"]["attainment"] == expected_attainment(data, provider)
     burn = figures(at)[1]
     assert [t["type"] for t in burn["data"]] == ["bar", "scatter"]
+    # The seeded days are a few of the 30-day period: every day against the whole period's budget,
+    # so the burn-down starts at or below 100%, only falls, and ends at the worst scope's budget left.
+    down = [v for v in values(figures(at)[0]["data"][0]["y"]) if v is not None and not math.isnan(v)]
+    assert down and down[0] <= 100 and all(b <= a + 1e-9 for a, b in itertools.pairwise(down))
+    worst = min(rows.values(), key=lambda r: float(r["budget left"].rstrip("%")))
+    assert f"{down[-1]:.1f}%" == worst["budget left"]
 
 
 def test_health_page_shows_each_slos_attainment_per_calendar_month(with_slos):

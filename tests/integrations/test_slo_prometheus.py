@@ -79,6 +79,86 @@ def test_promtool_accepts_the_generated_rules(tmp_path):
     }
 
 
+# Vantage points (DESIGN §11): three scopes of one SLO, probed once a minute by two or three agents.
+# m1: one agent of two fails every probe (its own path): no quorum, no alert, though the pooled
+# error ratio (50%) is 50x the budget's pace. m2: two agents of three fail: a quorum. m3: a single
+# agent fails: it decides alone.
+QUORUM_SLO = {"name": "vp", "objective": "99%", "period": "30d"}
+FAILING = {"m1": {"a": True, "b": False}, "m2": {"a": True, "b": True, "c": False}, "m3": {"a": True}}
+
+
+def quorum_unit_test(rules_file: str) -> dict:
+    """A `promtool test rules` file: 3 hours of per-agent probe counters, the alerts expected at 2 h."""
+    series = []
+    for model, agents in FAILING.items():
+        for agent, failing in agents.items():
+            labels = f'slo="vp", provider="sim", model="{model}", region="r", prompt="short", agent="{agent}"'
+            bad, good = ("0+1x180", "0+0x180") if failing else ("0+0x180", "0+1x180")
+            series.append({"series": f'firsttoken_slo_probes_total{{{labels}, good="false"}}', "values": bad})
+            series.append({"series": f'firsttoken_slo_probes_total{{{labels}, good="true"}}', "values": good})
+    expected = []
+    for model, agents in (("m2", 2), ("m3", 1)):
+        for severity in ("page", "ticket"):
+            expected.append(
+                {
+                    "exp_labels": {
+                        "severity": severity,
+                        "slo": "vp",
+                        "provider": "sim",
+                        "model": model,
+                        "region": "r",
+                        "prompt": "short",
+                    },
+                    "exp_annotations": {
+                        "summary": f"SLO vp (99% over 30d) is burning its error budget fast enough to {severity}",
+                        "description": f"Seen from {agents} vantage points (agents), more than half of those "
+                        "that probed the scope.",
+                    },
+                }
+            )
+    return {
+        "rule_files": [rules_file],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": series,
+                "alert_rule_test": [{"eval_time": "2h", "alertname": "FirsttokenSloBurnRate", "exp_alerts": expected}],
+            }
+        ],
+    }
+
+
+def test_promtool_fires_only_on_a_quorum_of_vantage_points(tmp_path):
+    """The generated rules keep `agent` and ask for more than half of the agents that probed a scope,
+    as firsttoken's own SLO alerts do; promtool's rule unit tests evaluate them on per-agent series."""
+    config = tmp_path / "firsttoken.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "providers": {
+                    "sim": {
+                        "protocol": "openai-chat",
+                        "regions": {"r": "http://127.0.0.1:9/v1"},
+                        "models": list(FAILING),
+                    }
+                },
+                "prompts": {"short": {"messages": [{"role": "user", "content": "hi"}]}},
+                "checks": [{"providers": ["sim"], "prompts": ["short"]}],
+                "slos": [QUORUM_SLO],
+            }
+        )
+    )
+    text = rules_text(config)
+    assert "by (provider, model, region, prompt, agent)" in text  # never pooled over agents
+    (tmp_path / "slo.yml").write_text(text)
+    (tmp_path / "slo_test.yml").write_text(yaml.safe_dump(quorum_unit_test("slo.yml"), width=1000))
+    done = subprocess.run(
+        [need("promtool"), "test", "rules", "slo_test.yml"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0 and "SUCCESS" in done.stdout, done.stdout + done.stderr
+
+
 def prometheus_alerts(prom: PrometheusServer) -> dict[str, float]:
     """severity -> activeAt of the firing FirsttokenSloBurnRate alerts of SLO flip."""
     body = httpx.get(prom.url + "/api/v1/alerts", timeout=5).json()

@@ -102,7 +102,6 @@ def test_each_protocol_states_reads_and_writes_in_its_shape(pairs, protocol: str
         assert warm.cache_read_tokens is None  # Ollama says nothing; only the TTFT shows the hit
     else:
         assert 1400 < warm.cache_read_tokens <= warm.input_tokens
-    assert warm.cached_input_tokens == warm.cache_read_tokens
 
 
 def test_pair_requests_share_the_prefix_and_differ_after_it(pairs, simulator) -> None:

@@ -141,7 +141,7 @@ def test_cumulative_output_tokens_replace_and_cache_counts():
     start = event({"type": "message_start", "message": {"model": "m", "usage": usage}})
     m = replay_stamped(PROTOCOL, [start, text("a"), output(4), text("b"), output(11), STOP]).metrics
     assert (m.output_tokens, m.tokens_source) == (11, "usage")
-    assert (m.input_tokens, m.cached_input_tokens) == (1025, 1000)
+    assert (m.input_tokens, m.cache_read_tokens) == (1025, 1000)
 
 
 def test_overloaded_error_event_after_tokens():

@@ -227,7 +227,7 @@ def test_stream_tokens_usage_and_latency():
     m = result.metrics
     assert result.ok
     assert (m.ttft_ms, m.ttft_answer_ms, m.total_ms) == (2, 4, 8)
-    assert (m.output_tokens, m.input_tokens, m.cached_input_tokens) == (5, 113, 100)
+    assert (m.output_tokens, m.input_tokens, m.cache_read_tokens) == (5, 113, 100)
     assert m.server_timing == {"latencyMs": 321}
     assert text_by_kind(PROTOCOL, reads) == {"reasoning": "hmm", "answer": "Hi", "tool": 'lookup{"q":1}'}
 

@@ -138,7 +138,7 @@ def test_thoughts_are_reasoning_and_usage_is_the_last_not_the_sum():
     ]
     m = replay_stamped(PROTOCOL, reads).metrics
     assert (m.ttft_ms, m.ttft_answer_ms, m.total_ms) == (0, 1, 2)
-    assert (m.output_tokens, m.reasoning_tokens, m.input_tokens, m.cached_input_tokens) == (32, 30, 9, 4)
+    assert (m.output_tokens, m.reasoning_tokens, m.input_tokens, m.cache_read_tokens) == (32, 30, 9, 4)
     assert m.model_version == "gemini-2.5-flash"
     assert text_by_kind(PROTOCOL, reads) == {"reasoning": "Let me think", "answer": "Hi there"}
 

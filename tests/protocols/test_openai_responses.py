@@ -74,7 +74,7 @@ def test_reasoning_then_answer_then_completed():
     m = result.metrics
     assert result.ok
     assert (m.ttft_ms, m.ttft_answer_ms, m.total_ms) == (2, 5, 6)
-    assert (m.output_tokens, m.reasoning_tokens, m.input_tokens, m.cached_input_tokens) == (12, 8, 20, 16)
+    assert (m.output_tokens, m.reasoning_tokens, m.input_tokens, m.cache_read_tokens) == (12, 8, 20, 16)
     assert m.model_version == "gpt-5-2025-08-07"
     assert text_by_kind(PROTOCOL, reads) == {"reasoning": "**Plan** think", "answer": "Hello"}
 

@@ -46,7 +46,6 @@ def test_recorded_stream_states_its_cache_counts(root, folder, file, protocol, i
     result = replay_stamped(get_protocol(protocol), split_events(folder, raw))
     m = result.metrics
     assert (m.input_tokens, m.cache_read_tokens, m.cache_write_tokens, m.output_tokens) == (inp, read, write, out)
-    assert m.cached_input_tokens == read  # the older name, same figure
     assert m.finished
 
 

@@ -210,7 +210,7 @@ def _summary(result) -> tuple:
         m.tokens_source,
         m.input_tokens,
         m.reasoning_tokens,
-        m.cached_input_tokens,
+        m.cache_read_tokens,
         m.chunks,
         m.model_version,
         m.server_timing,

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from monitor.config.vantage import required_agents
-from monitor.slo.budget import Budget
+from monitor.slo.budget import Budget, period_probes
 from monitor.slo.counts import WindowCounts
 from monitor.slo.windows import burn_windows
 
@@ -56,3 +57,23 @@ def test_budget_figures():
     assert b.exhausts_in_s(burn_rate=0.0, period_s=86400) is None
     assert Budget(100, 90, 0.99).exhausts_in_s(5.0, 86400) == 0.0
     assert Budget(0, 0, 0.99).remaining is None
+
+
+def test_a_young_budget_is_the_whole_periods_at_the_pace_seen():
+    """One day of 5-minute probes under a 30-day 99.9% SLO, one of them bad: 12% of the period's
+    budget spent (8.64 bad probes), not 347% of the 0.288 the day's probes alone allow."""
+    day, month = 86400, 30 * 86400
+    expected = period_probes(288, day, month)
+    assert expected == pytest.approx(8640)
+    young = Budget(288, 287, 0.999, expected)
+    assert young.allowed_bad == pytest.approx(8.64)
+    assert young.remaining == pytest.approx(1 - 1 / 8.64)
+    assert Budget(288, 287, 0.999).remaining == pytest.approx(1 - 1 / 0.288)  # the probes seen alone
+    # Never under the formula over the probes seen, whatever the estimate says.
+    assert Budget(288, 287, 0.999, 100.0).allowed_bad == pytest.approx(0.288)
+    # The data spans the period, or no time at all (one probe tells no pace): the probes seen.
+    assert period_probes(8640, month, month) == period_probes(8640, 2 * month, month) == 8640
+    assert period_probes(1, 0.0, month) == 1 and period_probes(0, day, month) == 0
+    # The burn-down: one budget for every point, so the line only falls and ends at `remaining`.
+    line = young.remaining_after(np.array([0.0, 1.0, 1.0]))
+    assert line.tolist() == pytest.approx([1.0, 1 - 1 / 8.64, young.remaining])

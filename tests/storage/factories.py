@@ -30,7 +30,6 @@ def full_sample(**overrides) -> Sample:
         tokens_source="usage",
         input_tokens=17,
         reasoning_tokens=12,
-        cached_input_tokens=3,
         cache_read_tokens=3,
         cache_write_tokens=5,
         cache_state="warm",

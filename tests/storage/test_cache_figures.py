@@ -6,8 +6,11 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
+import httpx
 import pytest
 
+from monitor.agent.metrics import Health, StatusServer
+from monitor.agent.routes_api import routes_handler
 from monitor.config.schema import Price
 from monitor.sample import Sample
 from monitor.storage.queries import insert_samples
@@ -21,14 +24,16 @@ START = hour_floor(BASE_TIME)
 END = START + timedelta(hours=6)
 
 
-def pair_samples(provider: str, cold_ms: float, warm_ms: float, hit_every: int, seed: int) -> list[Sample]:
+def pair_samples(
+    provider: str, cold_ms: float, warm_ms: float, hit_every: int, seed: int, agent: str = "a", offset_s: float = 0.0
+) -> list[Sample]:
     """A cache target's rounds every minute for 6 hours: cold, then warm 1 s later."""
     rng = random.Random(seed)
     out = []
     for i in range(6 * 60):
-        at = START + timedelta(minutes=i)
+        at = START + timedelta(minutes=i, seconds=offset_s)
         hit = (i + 1) % hit_every != 0
-        common = dict(target=f"{provider}/m@r:doc", provider=provider, model="m", region="r", prompt="doc", agent="a")
+        common = dict(target=f"{provider}/m@r:doc", provider=provider, model="m", region="r", prompt="doc", agent=agent)
         cold = cold_ms * rng.uniform(0.9, 1.1)
         out.append(Sample(started_at=at, ok=True, ttft_ms=cold, input_tokens=1300, cache_read_tokens=0,
                           cache_write_tokens=1200, cache_state="cold", **common))  # fmt: skip
@@ -102,3 +107,55 @@ def test_routes_rank_by_warm_ttft(seeded):
     fast = by_warm[0].stats
     assert fast.warm_ttft_p50_ms == pytest.approx(150, rel=0.05) and fast.cache_hit_ratio == pytest.approx(0.9)
     assert fast.cold_ttft_p50_ms == pytest.approx(900, rel=0.05)
+
+
+def test_routes_by_warm_ttft_from_one_vantage_point_read_its_cache_probes_alone(engine):
+    """`routes --by warm_ttft --agent far` (and GET /routes?agent=far&by=warm_ttft): the warm TTFT and
+    hit ratio are far's, as every other figure of an agent's ranking. Seen from near, fast's cache hits
+    (150 ms warm) and it probes twice as often; seen from far, fast's cache never hits (900 ms warm),
+    so from far the slow route is the better warm route, though the pooled figures say fast."""
+    near = [
+        *pair_samples("fast", 900.0, 150.0, hit_every=10, seed=1, agent="near"),
+        *pair_samples("fast", 900.0, 150.0, hit_every=10, seed=2, agent="near", offset_s=30.0),
+        *pair_samples("slow", 700.0, 400.0, hit_every=1_000_000, seed=3, agent="near"),
+    ]
+    far = [
+        *pair_samples("fast", 900.0, 150.0, hit_every=1, seed=4, agent="far"),  # never hits
+        *pair_samples("slow", 700.0, 400.0, hit_every=1_000_000, seed=5, agent="far"),
+    ]
+    insert_samples(engine, near + far)
+    window = timedelta(hours=6)
+
+    def ranked(agent: str | None, end=END, window=window) -> list[tuple[str, float, float]]:
+        routes, _ = load_routes(engine, end, window, model="m", by="warm_ttft", min_availability=0.0, agent=agent)
+        return [(r.stats.provider, r.stats.warm_ttft_p50_ms, r.stats.cache_hit_ratio) for r in routes]
+
+    assert [p for p, *_ in ranked(None)] == ["fast", "slow"]  # pooled: near's many hits dominate
+    assert [p for p, *_ in ranked("near")] == ["fast", "slow"]
+    assert ranked("far") == [
+        ("slow", pytest.approx(400, rel=0.05), 1.0),
+        ("fast", pytest.approx(900, rel=0.05), 0.0),
+    ]
+    # Longer than a day: the hourly rollups, each agent's own rows.
+    rollup_hours(engine, START, END)
+    long_end, long_window = START + timedelta(days=2), timedelta(days=3)
+    assert ranked("far", long_end, long_window) == [
+        ("slow", pytest.approx(400, rel=0.06), 1.0),
+        ("fast", pytest.approx(900, rel=0.06), 0.0),
+    ]
+    assert [p for p, *_ in ranked("near", long_end, long_window)] == ["fast", "slow"]
+    assert cache_figures(engine, ["fast/m@r:doc"], END, window, agent="nobody") == {}
+
+    # GET /routes?agent=far&by=warm_ttft: the same query behind a real status server.
+    server = StatusServer(
+        "127.0.0.1", 0, lambda: [], lambda: Health(True, {}), routes=routes_handler(engine, clock=lambda: END)
+    )
+    server.start()
+    try:
+        url = f"http://127.0.0.1:{server.port}/routes?window=6h&min_availability=0&by=warm_ttft&model=m"
+        far_routes = httpx.get(url + "&agent=far").json()["routes"]
+        near_routes = httpx.get(url + "&agent=near").json()["routes"]
+    finally:
+        server.stop()
+    assert [(r["provider"], r["cache"]["hit_ratio"]) for r in far_routes] == [("slow", 1.0), ("fast", 0.0)]
+    assert [r["provider"] for r in near_routes] == ["fast", "slow"]

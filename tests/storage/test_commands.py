@@ -9,7 +9,7 @@ import pytest
 from monitor.commands import db as db_command
 from monitor.commands import samples as samples_command
 from monitor.errors import UsageError
-from monitor.sample import SAMPLE_FIELDS
+from monitor.sample import OUTPUT_FIELDS, SAMPLE_FIELDS, Sample
 from monitor.storage import migrate
 from monitor.storage.queries import insert_samples
 
@@ -42,15 +42,20 @@ def test_samples_json_has_probe_fields_plus_agent_and_id(recent, capsys):
     assert samples_command.run(samples_args(json=True)) == 0
     lines = capsys.readouterr().out.splitlines()
     objects = [json.loads(line) for line in lines]
-    assert objects == [s.to_dict() for s in recent]
-    assert set(objects[0]) == set(SAMPLE_FIELDS) and {"agent", "id"} <= set(objects[0])
+    # Every field, and the older name of cache_read_tokens beside it (an alias of the output alone).
+    assert objects == [{**s.to_dict(), "cached_input_tokens": s.cache_read_tokens} for s in recent]
+    assert list(objects[0]) == list(OUTPUT_FIELDS) and {"agent", "id"} <= set(objects[0])
+    assert set(OUTPUT_FIELDS) - set(SAMPLE_FIELDS) == {"cached_input_tokens"}
+    assert objects[0]["cached_input_tokens"] == objects[0]["cache_read_tokens"] == 3
+    assert [Sample.from_dict(o) for o in objects] == recent  # the output reads back as it was stored
 
 
 def test_samples_csv_and_target_glob(recent, capsys):
     assert samples_command.run(samples_args(csv=True, target="prov1/*")) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [r["id"] for r in rows] == [s.id for s in recent if s.target.startswith("prov1/")]
-    assert rows[0]["ok"] in ("true", "false") and list(rows[0]) == list(SAMPLE_FIELDS)
+    assert rows[0]["ok"] in ("true", "false") and list(rows[0]) == list(OUTPUT_FIELDS)
+    assert all(r["cached_input_tokens"] == r["cache_read_tokens"] for r in rows)
 
 
 def test_samples_table_and_since(recent, capsys):

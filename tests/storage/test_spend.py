@@ -50,7 +50,7 @@ def test_recorded_cost_by_target_reads_what_each_probe_cost_from_the_rollups(eng
         engine,
         [
             # A probe whose input was served from cache cost less than prices × mean tokens would say.
-            sample("openai/m@g:q", 1, 0.001, cached_input_tokens=900, input_tokens=1000),
+            sample("openai/m@g:q", 1, 0.001, cache_read_tokens=900, input_tokens=1000),
             sample("openai/m@g:q", 2, 0.005, input_tokens=1000),
             sample("openai/m@eu:q", 61, 0.003),
             sample("local/x@g:q", 3, None),

@@ -113,3 +113,27 @@ def test_a_segment_removed_from_outside_is_dropped_not_retried_forever(tmp_path,
     assert rest and rest == samples[len(samples) - len(rest) :]  # the later segments still replay, in order
     assert spool.is_empty()
     spool.close()
+
+
+def test_a_spool_written_before_migration_0013_keeps_its_cache_reads(tmp_path):
+    """An agent upgraded with samples still spooled: lines that hold the older `cached_input_tokens`
+    alone (before 0012) or beside `cache_read_tokens` (0012) replay with the figure in its one field."""
+    import json
+    from dataclasses import replace
+
+    older = make_samples(3)
+    spool = Spool(tmp_path)
+    spool.append(older)
+    spool.close()
+    (path,) = tmp_path.glob("*.jsonl")
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    lines[0]["cached_input_tokens"] = 900  # pre-0012: the older name only
+    lines[1].update(cached_input_tokens=5, cache_read_tokens=5)  # 0012: both
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    again = Spool(tmp_path)
+    assert replay_all(again) == [
+        replace(older[0], cache_read_tokens=900),
+        replace(older[1], cache_read_tokens=5),
+        older[2],
+    ]
+    again.close()

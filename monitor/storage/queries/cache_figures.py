@@ -4,7 +4,8 @@ Per cache-probe target: the cold and warm TTFT medians, the saving (cold - warm)
 ratio (warm probes that hit among those judged), and the cache tokens the responses stated.
 A window of a day or less reads raw samples (exact medians); a longer one reads the hourly
 rollups' cold/warm histograms and cache counts (migration 0012_prompt_cache), never raw samples.
-Targets that ran no cache probe are left out.
+Targets that ran no cache probe are left out. `agent` keeps one vantage point's probes only (its
+samples, its own rollup rows), as every other figure of `routes --agent` (DESIGN §11).
 """
 
 from __future__ import annotations
@@ -59,22 +60,25 @@ class CacheFigures:
 
 
 def cache_figures(
-    engine: Engine, target_ids: Sequence[str], end: datetime, window: timedelta
+    engine: Engine, target_ids: Sequence[str], end: datetime, window: timedelta, *, agent: str | None = None
 ) -> dict[str, CacheFigures]:
-    """target id -> its figures over [end - window, end), for the targets with cache probes."""
+    """target id -> its figures over [end - window, end), for the targets with cache probes;
+    every agent's probes pooled, or `agent`'s alone."""
     ids = list(dict.fromkeys(target_ids))
     if not ids:
         return {}
     start = end - window
     if window <= RAW_MAX_WINDOW:
-        return _raw(engine, ids, start, end)
-    return _rollups(engine, ids, start, end)
+        return _raw(engine, ids, start, end, agent)
+    return _rollups(engine, ids, start, end, agent)
 
 
-def _raw(engine: Engine, ids: list[str], start: datetime, end: datetime) -> dict[str, CacheFigures]:
+def _raw(engine: Engine, ids: list[str], start: datetime, end: datetime, agent: str | None) -> dict[str, CacheFigures]:
     query = select(
         _S.target, _S.cache_state, _S.ok, _S.ttft_ms, _S.cache_hit, _S.cache_read_tokens, _S.cache_write_tokens
     ).where(_S.target.in_(ids), _S.started_at >= start, _S.started_at < end, _S.cache_state.is_not(None))
+    if agent is not None:
+        query = query.where(_S.agent == agent)
     rows = fetch_rows(engine, query)
     if not rows:
         return {}
@@ -102,10 +106,14 @@ def _raw(engine: Engine, ids: list[str], start: datetime, end: datetime) -> dict
     }
 
 
-def _rollups(engine: Engine, ids: list[str], start: datetime, end: datetime) -> dict[str, CacheFigures]:
+def _rollups(
+    engine: Engine, ids: list[str], start: datetime, end: datetime, agent: str | None
+) -> dict[str, CacheFigures]:
     # Hourly rows only, of the hours that held cache probes: a cache target is a few of a
     # fleet, and 30 days of one is 720 small rows (the daily tier carries the same columns).
     hours = and_(_R.target.in_(ids), _R.hour >= start, _R.hour < end, _R.cache_judged + _R.cold_ttft_ms_count > 0)
+    if agent is not None:
+        hours = and_(hours, _R.agent == agent)
     rows = fetch_rows(engine, _tier_query(_R, hours))
     if not rows:
         return {}

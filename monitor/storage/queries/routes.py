@@ -404,9 +404,12 @@ def _uptimes(
     return out
 
 
-def with_cache_figures(engine: Engine, stats: list[RouteStats], end: datetime, window: timedelta) -> list[RouteStats]:
-    """The routes with cache probes get their warm and cold TTFT and hit ratio (DESIGN §13)."""
-    figures = cache_figures(engine, [s.target for s in stats], end, window)
+def with_cache_figures(
+    engine: Engine, stats: list[RouteStats], end: datetime, window: timedelta, agent: str | None = None
+) -> list[RouteStats]:
+    """The routes with cache probes get their warm and cold TTFT and hit ratio (DESIGN §13), from
+    `agent`'s probes alone when given: the ranking by `warm_ttft` is then that vantage point's."""
+    figures = cache_figures(engine, [s.target for s in stats], end, window, agent=agent)
     return [
         replace(
             s,
@@ -446,7 +449,7 @@ def load_routes(
         if (model is None or model in (t.canonical, t.model)) and (prompt is None or t.prompt == prompt)
     ]
     stats = [s for s in route_stats(engine, targets, end, window, daily=daily, agent=agent) if s.samples]
-    stats = with_cache_figures(engine, stats, end, window)
+    stats = with_cache_figures(engine, stats, end, window, agent)
     ranked = rank_routes(stats, min_availability, by)
     recent: dict[str, RouteStats] = {}
     if endpoint and ranked:

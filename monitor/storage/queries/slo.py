@@ -18,9 +18,10 @@ and dashboard view.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 import numpy as np
 from sqlalchemy import Engine, Float, Text, and_, case, cast, func, literal, or_, select
@@ -55,6 +56,9 @@ class ScopeCounts:
     days: np.ndarray = field(default_factory=lambda: np.zeros(0))
     day_probes: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (groups, days)
     day_good: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    # Per group, the start (epoch s) of the first rollup hour in [start, end) holding one of its
+    # probes; NaN: none. How much of the period its data spans (monitor.slo.budget).
+    first_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def bad_fraction(buckets: np.ndarray, bound: Bound) -> np.ndarray:
@@ -102,6 +106,7 @@ def scope_counts(
         (np.concatenate(parts) for parts in zip(*tiers, strict=True)) if tiers else (np.zeros(0),) * 6
     )
     group = np.fromiter((group_of_target[t] for t in target_of), dtype=np.int64, count=len(target_of))
+    first_s = _first_hours(engine, group_of_target, n_groups, target_of, group, bin_s, probes, days)
     bad_ok = np.minimum(violations, ok)  # several bounds: added, never more than the ok probes
     good = ok - bad_ok + (0 if checks else asserted)
     counts = ScopeCounts(
@@ -130,7 +135,54 @@ def scope_counts(
         first_day + 86400.0 * np.arange(n_days),
         np.bincount(flat, weights=probes, minlength=size).reshape(n_groups, n_days).round().astype(np.int64),
         np.bincount(flat, weights=good, minlength=size).reshape(n_groups, n_days).round(),
+        first_s,
     )
+
+
+def _first_hours(
+    engine: Engine,
+    group_of_target: Mapping[str, int],
+    n_groups: int,
+    target_of: np.ndarray,
+    group: np.ndarray,
+    bin_s: np.ndarray,
+    probes: np.ndarray,
+    days: Sequence[datetime],
+) -> np.ndarray:
+    """Per group, the first hour holding a probe (NaN: none). A bin of the hourly tier starts at its
+    first hour already; a day of the daily tier starts at midnight, maybe hours before its probes
+    began (a young target), so for the groups whose first bin is such a day, that day's hourly rows
+    of the targets in it are read: one day of a few targets, and only while the data is younger
+    than the period."""
+    first = np.full(n_groups, np.nan)
+    held = probes > 0
+    np.fmin.at(first, group[held], bin_s[held])
+    daily_s = {round(d.timestamp()) for d in days}
+    by_day: dict[int, set[str]] = {}
+    for t, g, b in zip(target_of[held], group[held], bin_s[held], strict=True):
+        if b == first[g] and round(b) in daily_s:
+            by_day.setdefault(round(b), set()).add(t)
+    if not by_day:
+        return first
+    where = or_(
+        *(
+            and_(_R.target.in_(sorted(ts)), _R.hour >= _utc(day_s), _R.hour < _utc(day_s) + DAY)
+            for day_s, ts in sorted(by_day.items())
+        )
+    )
+    query = select(_R.target, func.min(epoch_s(_R.hour, engine))).where(where).group_by(_R.target)
+    refined: dict[int, float] = {}
+    for target, hour_s in fetch_rows(engine, query):
+        g = group_of_target[target]
+        # Whole seconds: SQLite's julianday arithmetic lands a few µs off the hour.
+        refined[g] = min(refined.get(g, math.inf), float(round(hour_s)))
+    for g, hour_s in refined.items():
+        first[g] = hour_s
+    return first
+
+
+def _utc(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
 
 
 def _daily_days(engine: Engine, start: datetime, end: datetime, windows_s: Sequence[float]) -> list[datetime]:

@@ -16,6 +16,7 @@ from monitor.slo.scopes import members
 from monitor.slo.status import EXHAUSTION_WINDOW, ScopeStatus, scope_status
 from monitor.slo.windows import long_windows
 from monitor.storage.queries.slo import Bound, ScopeCounts, scope_counts
+from monitor.storage.rollups import hour_floor
 
 
 @dataclass(frozen=True)
@@ -59,12 +60,24 @@ def slo_report(engine: Engine, slo, targets: Sequence, now: datetime, scope_keys
         end=now,
         windows_s=windows,
     )
+    observed = observed_s(counts.first_s, now, slo.period_s)
     statuses = []
     for i, key in enumerate(keys):
         per_window = {w: (int(counts.window_bad[w][i]), int(counts.window_probes[w][i])) for w in windows}
-        statuses.append(scope_status(slo, scoped[key][0], int(counts.probes[i]), int(counts.good[i]), per_window, now))
+        probes, good = int(counts.probes[i]), int(counts.good[i])
+        statuses.append(scope_status(slo, scoped[key][0], probes, good, per_window, now, float(observed[i])))
     info = SloInfo(slo.name, slo.objective, slo.period_s, slo.per)
     return SloReport(info, tuple(statuses), counts.days, counts.day_probes, counts.day_good)
+
+
+def observed_s(first_s: np.ndarray, now: datetime, period_s: float) -> np.ndarray:
+    """Per scope, how much of the period its probes span: from the first hour holding one to `now`,
+    or the whole period when that hour is the period's first whole one (the rollups hold whole hours,
+    so the period's partial first hour is never read). A scope with no probe: the whole period."""
+    start = now - timedelta(seconds=period_s)
+    first_whole_s = hour_floor(start).timestamp() + (0 if start == hour_floor(start) else 3600)
+    span = now.timestamp() - first_s
+    return np.where(np.isnan(first_s) | (first_s <= first_whole_s + 0.5), period_s, np.minimum(span, period_s))
 
 
 MAX_PARALLEL = 4  # SLOs read side by side; a dashboard's pool holds 4 connections
