@@ -1,22 +1,32 @@
-"""`firsttoken demo` as a user runs it: headless, a short backfill, the dashboard, then Ctrl-C."""
+"""`firsttoken demo` as a user runs it: headless, a short backfill, the dashboard, two live vantage
+points (the demo's own agent and demo-far, a second `firsttoken run` over a longer path), then Ctrl-C."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import socket
 import sqlite3
+import statistics
 import subprocess
 import sys
 import threading
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 
 import httpx
 import pytest
 
+from dashboard.agent_rows import agent_rows
 from monitor.demo.cast import PROVIDERS
+from monitor.demo.far_agent import FAR_LOG
+from monitor.demo.vantage import FAR_AGENT, FAR_PATH_MS
+from monitor.storage.db import make_engine
+from monitor.storage.queries.agents import agent_reach, list_agents
 from tests.net import free_port
 
 FIRSTTOKEN = [sys.executable, "-m", "monitor"]
@@ -48,8 +58,16 @@ class Demo:
         )
         self.out: list[str] = []
         self.err: list[str] = []
+        # When the history was written: every sample taken after this is a live one.
+        self.live_from: datetime | None = None
         for stream, sink in ((self.proc.stdout, self.out), (self.proc.stderr, self.err)):
-            threading.Thread(target=lambda s=stream, k=sink: k.extend(iter(s.readline, "")), daemon=True).start()
+            threading.Thread(target=self._drain, args=(stream, sink), daemon=True).start()
+
+    def _drain(self, stream, sink: list[str]) -> None:
+        for line in iter(stream.readline, ""):
+            if self.live_from is None and "history ready" in line:
+                self.live_from = datetime.now(UTC)
+            sink.append(line)
 
     def wait_for_line(self, text: str, timeout_s: float) -> str | None:
         deadline = time.monotonic() + timeout_s
@@ -85,6 +103,26 @@ def at(text: str) -> datetime:
     return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
+def live_samples(db: Path, since: datetime) -> list[tuple]:
+    """(agent, target, ttfb_ms, ok) of the samples taken after `since`."""
+    found = rows(db, "SELECT agent, target, started_at, ttfb_ms, ok FROM samples")
+    return [(agent, target, ttfb, ok) for agent, target, started, ttfb, ok in found if at(started) > since]
+
+
+def far_is_live(db: Path, since: datetime) -> bool:
+    """demo-far has stored two live rounds of each of its targets, and the demo's agent its own of them."""
+    live = live_samples(db, since)
+    far = {t for a, t, *_ in live if a == FAR_AGENT}
+    rounds = min((sum(1 for a, t, *_ in live if a == FAR_AGENT and t == x) for x in far), default=0)
+    return len(far) == 4 and rounds >= 2 and far <= {t for a, t, *_ in live if a == "demo"}
+
+
+def far_health_url(log: Path) -> str | None:
+    """demo-far's /healthz, from the line its `firsttoken run` logs as it starts."""
+    found = re.search(r"/metrics on (http://[\d.]+:\d+)", log.read_text(errors="replace")) if log.exists() else None
+    return found and found.group(1) + "/healthz"
+
+
 @pytest.mark.slow
 def test_demo_backfills_alerts_serves_the_dashboard_probes_live_and_stops_on_ctrl_c(tmp_path):
     port = free_port()
@@ -100,14 +138,54 @@ def test_demo_backfills_alerts_serves_the_dashboard_probes_live_and_stops_on_ctr
         deadline = time.monotonic() + 60
         while rows(db, "SELECT COUNT(*) FROM samples")[0][0] < backfilled + 24 and time.monotonic() < deadline:
             time.sleep(1)
+        # The second vantage point, live: its own `firsttoken run`, started once the demo's agent leads.
+        live_from = demo.live_from
+        assert live_from is not None, demo.text()
+        while not far_is_live(db, live_from) and time.monotonic() < deadline + 30:
+            time.sleep(1)
+        assert far_is_live(db, live_from), demo.text()
+        far_log = tmp_path / "firsttoken-demo" / FAR_LOG
+        health_url = far_health_url(far_log)
+        assert health_url, far_log.read_text(errors="replace")
+        far_health = httpx.get(health_url, timeout=5).json()
+        assert far_health["agent"] == FAR_AGENT and far_health["targets"] == 4 and far_health["ok"]
+        # One leader for the one database: the demo's own agent; demo-far only probes.
+        assert far_health["leader"] is False
+        ((holder,),) = rows(db, "SELECT holder FROM leader_lease")
+        assert holder.startswith("demo/"), holder
+        overview = overview_rows(db)
 
         code, took_s = demo.interrupt(timeout_s=20)
         output = demo.text()
         assert code == 0, output
         assert took_s < 10, output
         assert "Traceback" not in output and "ERROR" not in output, output
+        far_output = far_log.read_text(errors="replace")
+        assert "Traceback" not in far_output and " ERROR " not in far_output, far_output[-3000:]
+        assert far_output.rstrip().endswith("stopped"), far_output[-3000:]  # stopped cleanly, and before the demo
+        with pytest.raises(httpx.HTTPError):
+            httpx.get(health_url, timeout=2)
     finally:
         demo.kill()
+
+    # demo-far's live samples carry its path: its time to headers is the demo agent's plus ~120 ms.
+    live = [s for s in live_samples(db, live_from) if s[3]]
+    for target in {t for a, t, *_ in live if a == FAR_AGENT}:
+        near, far = (
+            statistics.median(x for a, t, x, _ in live if a == agent and t == target) for agent in ("demo", FAR_AGENT)
+        )
+        assert FAR_PATH_MS * 0.8 <= far - near <= FAR_PATH_MS + 250, (target, near, far)
+    # The Overview lists both vantage points, probing, each reaching both of demo-far's providers.
+    (near_row, far_row) = [r for r in overview if r["agent"] in ("demo", FAR_AGENT)]
+    assert far_row["agent"] == FAR_AGENT and far_row["status"] == "probing" and near_row["status"] == "probing"
+    assert all(float(far_row[p].rstrip("%")) >= 90 for p in ("sim-openai", "sim-anthropic")), far_row
+    assert far_row["sim-gemini"] == "—" and near_row["sim-gemini"] != "—"  # demo-far probes two providers only
+    # What demo-far alone saw (its congested hour in the history) is a ticket about its path, never a page.
+    alerts = rows(db, "SELECT scope_kind, agent, severity, agents FROM alerts WHERE fired_at IS NOT NULL")
+    assert ("agent", FAR_AGENT, "ticket") in {(kind, agent, sev) for kind, agent, sev, _ in alerts}, alerts
+    for _kind, agent, severity, agents in alerts:
+        if severity == "page":
+            assert agent is None and json.loads(agents or "null") != [FAR_AGENT], alerts
 
     # Every simulated provider, model, region and prompt has history, and live samples came after it.
     series = set(rows(db, "SELECT DISTINCT provider, model, region, prompt FROM samples"))
@@ -135,6 +213,17 @@ def test_demo_backfills_alerts_serves_the_dashboard_probes_live_and_stops_on_ctr
         [*FIRSTTOKEN, "check-config", "--config", str(config)], capture_output=True, text=True, timeout=60
     )
     assert check.returncode == 0, check.stderr
+
+
+def overview_rows(db: Path) -> list[dict]:
+    """The Overview's agent table as the dashboard builds it (dashboard/agent_rows.py)."""
+    engine = make_engine(f"sqlite:///{db}")
+    try:
+        now = datetime.now(UTC)
+        od = SimpleNamespace(agents=list_agents(engine), reach=agent_reach(engine, now - timedelta(minutes=15)))
+        return agent_rows(od, now)
+    finally:
+        engine.dispose()
 
 
 def test_demo_refuses_a_busy_dashboard_port_at_once(tmp_path):

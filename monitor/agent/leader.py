@@ -12,13 +12,18 @@ Nothing here is session state, so it works through a transaction pooler
 whichever server session the pooler picked and a re-entrant lock lets two
 agents both lead.
 
+SQLite gets the same row and token with the host's clock (monitor/agent/lease_sqlite.py):
+several processes may share one file (the demo's two vantage points do), and
+the once-only work must run once there too.
+
 Fencing: a leader that stalls (a long GC pause, a partition) may still
 believe it leads after its lease went to another agent. Every leader-only
 transaction therefore begins by reading the lease row `FOR KEY SHARE` with the
 token it was elected under (`fenced_engine`): a stale token aborts the
 transaction, and a take-over, which locks the row `FOR UPDATE`, waits for the
-fenced transactions in flight, so none of them commits after it.
-On SQLite there is one process, and it is the leader.
+fenced transactions in flight, so none of them commits after it. On SQLite the
+token is checked as the transaction begins, not under a lock: a leader would
+have to stall past its whole lease between that check and its commit.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ import os
 import uuid
 
 from sqlalchemy import Engine, event, text
+
+from monitor.agent import lease_sqlite
 
 log = logging.getLogger(__name__)
 
@@ -72,12 +79,10 @@ class LeaderElection:
         self.ttl_s = ttl_s
         self._postgres = engine.dialect.name == "postgresql"
         self.token: int | None = None  # the fencing token this agent leads under, None when it does not
-        self.is_leader = not self._postgres
+        self.is_leader = False  # until the first poll takes the lease
 
     def poll(self) -> bool:
         """Renew the lease, or take it over once expired. Blocking: call from a worker thread."""
-        if not self._postgres:
-            return True
         try:
             with self._engine.begin() as conn:
                 token = self._renew(conn) if self.token is not None else None
@@ -97,10 +102,14 @@ class LeaderElection:
         return self.is_leader
 
     def _renew(self, conn) -> int | None:
+        if not self._postgres:
+            return lease_sqlite.renew(conn, LEASE_NAME, self.holder, self.token, self.ttl_s)
         params = {"name": LEASE_NAME, "holder": self.holder, "token": self.token, "ttl_s": self.ttl_s}
         return conn.execute(_RENEW, params).scalar()
 
     def _take(self, conn) -> int | None:
+        if not self._postgres:
+            return lease_sqlite.take(conn, LEASE_NAME, self.holder, self.ttl_s)
         params = {"name": LEASE_NAME, "holder": self.holder, "ttl_s": self.ttl_s}
         expired = conn.execute(_READ, params).scalar()
         if expired is None:  # no leader yet: the first insert wins
@@ -116,21 +125,22 @@ class LeaderElection:
 
     def release(self) -> None:
         """Give the lease up (a clean shutdown): the next agent's poll takes it without waiting it out."""
-        if self._postgres and self.token is not None:
+        if self.token is not None:
             try:
                 with self._engine.begin() as conn:
-                    conn.execute(_GIVE_UP, {"name": LEASE_NAME, "holder": self.holder, "token": self.token})
+                    if self._postgres:
+                        conn.execute(_GIVE_UP, {"name": LEASE_NAME, "holder": self.holder, "token": self.token})
+                    else:
+                        lease_sqlite.give_up(conn, LEASE_NAME, self.holder, self.token)
             except Exception:
                 log.debug("giving up the lease failed; it runs out by itself")
         self.token = None
-        self.is_leader = not self._postgres
+        self.is_leader = False
 
     def fenced_engine(self) -> Engine:
         """The engine for leader-only work: every transaction on it checks the fencing token first.
 
-        It shares the engine's pool. On SQLite it is the engine itself (one process, always the leader)."""
-        if not self._postgres:
-            return self._engine
+        It shares the engine's pool."""
         fenced = self._engine.execution_options()
 
         @event.listens_for(fenced, "begin")
@@ -142,7 +152,10 @@ class LeaderElection:
             # SQLAlchemy's own execute would begin (and fire this event) again.
             cursor = conn.connection.dbapi_connection.cursor()
             try:
-                cursor.execute(_FENCE, (LEASE_NAME, token))
+                if self._postgres:
+                    cursor.execute(_FENCE, (LEASE_NAME, token))
+                else:
+                    cursor.execute(lease_sqlite.FENCE, lease_sqlite.fence_params(LEASE_NAME, token))
                 current = cursor.fetchone() is not None
             finally:
                 cursor.close()

@@ -65,6 +65,9 @@ class ServiceOptions:
     dedicated_process: bool = False
     # Extra periodic leader work (alert evaluation plugs in here): name -> (interval, fn(engine, config)).
     leader_jobs: dict[str, tuple[float, Callable]] = field(default_factory=dict)
+    # SIGTERM and SIGINT stop the service. False: the program hosting it handles them and calls
+    # stop() when it chooses (the demo stops its second agent first).
+    own_signals: bool = True
 
 
 class Service:
@@ -146,7 +149,7 @@ class Service:
     # ----------------------------------------------------------- lifecycle
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):
+        for signum in (signal.SIGTERM, signal.SIGINT) if self.options.own_signals else ():
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(signum, self._stop.set)
         with contextlib.suppress(NotImplementedError, RuntimeError, AttributeError):

@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from monitor.demo.cast import GATEWAY_PIN, LONG_PROMPT_TOKENS, PROVIDERS, SHORT_PROMPT
+from monitor.demo.vantage import FAR_AGENT, FAR_PROMPT, FAR_PROVIDERS, FAR_REGION
 from monitor.simulator.wire import base_path
 
 LONG_PROMPT_FILE = "prompts/rag-4k.txt"
@@ -25,6 +26,9 @@ CACHE_PROVIDERS = ("sim-openai", "sim-anthropic")
 CACHE_MODELS = ("gpt-4o-mini", "claude-sonnet-4-5")
 DEMO_AGENT = "demo"
 SIM_API_KEY = "sk-demo-not-a-real-key"
+# Both vantage points read this one file (DESIGN §11): demo-far is given its own, longer path to the
+# regions it probes through this variable (monitor/demo/far_agent.py); unset, the URL is the direct one.
+FAR_PATH_ENV = "DEMO_FAR_URL"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +84,50 @@ def _q(value: object) -> str:
     return json.dumps(value)
 
 
+def _region_line(provider: str, region: str, simulator_url: str, base: str) -> str:
+    if provider in FAR_PROVIDERS and region == FAR_REGION:
+        url = f"${{{FAR_PATH_ENV}:-{simulator_url}}}/region/{region}{base}"
+        return f"      {region}: {_q(url)}   # {FAR_AGENT} sets {FAR_PATH_ENV}: its own, longer path"
+    return f"      {region}: {_q(f'{simulator_url}/region/{region}{base}')}"
+
+
+def _checks(real: list[tuple[RealProvider, str]] | None) -> list[str]:
+    """Every target from `demo`; the far vantage point's few from `demo-far` too (a target comes from one check)."""
+    names = [p.name for p in PROVIDERS]
+    others = [n for n in names if n not in FAR_PROVIDERS]
+    far_other_regions = sorted({r for p in PROVIDERS if p.name in FAR_PROVIDERS for r in p.regions} - {FAR_REGION})
+    only_demo = f"    agents: [{DEMO_AGENT}]"
+    lines = [
+        "checks:",
+        f"  - providers: [{', '.join(FAR_PROVIDERS)}]   # probed from two vantage points",
+        f"    regions: [{FAR_REGION}]",
+        f"    prompts: [{FAR_PROMPT}]",
+        f"    agents: [{DEMO_AGENT}, {FAR_AGENT}]",
+        f"  - providers: [{', '.join(FAR_PROVIDERS)}]",
+        f"    regions: [{', '.join(far_other_regions)}]",
+        f"    prompts: [{FAR_PROMPT}]",
+        only_demo,
+        f"  - providers: [{', '.join(others)}]",
+        f"    prompts: [{FAR_PROMPT}]",
+        only_demo,
+        f"  - providers: [{', '.join(names)}]",
+        "    prompts: [rag-4k]",
+        only_demo,
+        f"  - providers: [{', '.join(CACHE_PROVIDERS)}]",
+        f"    models: [{', '.join(CACHE_MODELS)}]   # models whose caching minimum the passages pass",
+        "    prompts: [rag-cached]",
+        only_demo,
+    ]
+    if real:
+        lines += [
+            f"  - providers: [{', '.join(p.name for p, _ in real)}]",
+            "    prompts: [short]              # the long prompt costs real money",
+            f"    interval: {REAL_INTERVAL}",
+            only_demo,
+        ]
+    return lines
+
+
 def config_text(
     *,
     simulator_url: str,
@@ -93,6 +141,8 @@ def config_text(
         "# Written by `firsttoken demo`: three simulated providers speaking their real wire",
         "# protocols, two models and two regions each, a short and a long prompt.",
         "# It is rewritten on every start (the simulator's port changes); copy it to start your own.",
+        f"# Two vantage points read it: {DEMO_AGENT} (the demo itself) and {FAR_AGENT}, a second `firsttoken run`",
+        f"# with FIRSTTOKEN_AGENT={FAR_AGENT}, further away (see `agents:` under checks).",
         f"database: {_q(database_url)}",
         f"agent: {DEMO_AGENT}",
         "",
@@ -122,7 +172,7 @@ def config_text(
             f"    protocol: {p.protocol}",
             f"    api_key: {_q(SIM_API_KEY)}",
             "    regions:",
-            *(f"      {region}: {_q(f'{simulator_url}/region/{region}{base}')}" for region in p.regions),
+            *(_region_line(p.name, region, simulator_url, base) for region in p.regions),
             f"    models: [{', '.join(p.models)}]",
         ]
         if p.name == "sim-router":  # a gateway: pin the route; a response from another upstream is a fallback
@@ -136,21 +186,7 @@ def config_text(
             f"      global: {_q(provider.base_url)}",
             f"    models: [{provider.model}]",
         ]
-    lines += [
-        "",
-        "checks:",
-        f"  - providers: [{', '.join(p.name for p in PROVIDERS)}]",
-        "    prompts: [short, rag-4k]",
-        f"  - providers: [{', '.join(CACHE_PROVIDERS)}]",
-        f"    models: [{', '.join(CACHE_MODELS)}]   # models whose caching minimum the passages pass",
-        "    prompts: [rag-cached]",
-    ]
-    if real:
-        lines += [
-            f"  - providers: [{', '.join(p.name for p, _ in real)}]",
-            "    prompts: [short]              # the long prompt costs real money",
-            f"    interval: {REAL_INTERVAL}",
-        ]
+    lines += ["", *_checks(real)]
     lines += [
         "",
         "alerts:",

@@ -4,7 +4,7 @@ Times are relative to the demo epoch (the moment `firsttoken demo` started):
 the backfilled history ends there and the live period begins. Incidents in
 the history are placed at fractions of its length, so a short backfill (the
 tests use 3 h) still holds each of them, fired and resolved, while a day
-spreads them out. Two more happen live, a few minutes after start, so a new
+spreads them out. Three more happen live, from a few minutes after start, so a new
 user watches one alert fire and resolve.
 
 `DemoSource` is a `monitor.simulator.BehaviourSource`: the live simulator and

@@ -2,8 +2,10 @@
 
 Order matters for the time to a live dashboard: Streamlit takes seconds to
 boot, so it starts before the backfill and boots while the history is being
-written; its address is announced once both are ready. Ctrl-C at any point
-stops what has started, in reverse order, and exits 0.
+written; its address is announced once both are ready. Live, the demo's own
+agent runs in this process and demo-far, the second vantage point, as a
+second `firsttoken run` (far_agent.py) once the first leads. Ctrl-C at any
+point stops what has started, in reverse order, and exits 0.
 """
 
 from __future__ import annotations
@@ -33,13 +35,17 @@ from monitor.demo.demo_config import (
     real_providers_in,
     sqlite_url,
 )
+from monitor.demo.far_agent import FarAgent
 from monitor.demo.incidents import DemoSource, schedule
 from monitor.demo.progress import ProgressBar
-from monitor.demo.vantage import far_vantage
+from monitor.demo.vantage import FAR_PATH_MS, LIVE_CONGESTION_AFTER_S, LIVE_CONGESTION_S, Vantage, far_vantage
 
 log = logging.getLogger(__name__)
 SIM_PROVIDERS = frozenset(p.name for p in PROVIDERS)
 DASHBOARD_BOOT_TIMEOUT_S = 120.0
+# demo-far starts once the demo's agent leads; a lease left by a demo killed outright runs out
+# first (LEASE_TTL_S + LEADER_RETRY_S), and demo-far starts after this long whatever happens.
+FAR_START_WAIT_S = 30.0
 
 
 class Interrupted(Exception):
@@ -97,6 +103,9 @@ async def run_demo(options: DemoOptions, pool: WorkerPool | None = None) -> int:
         if real:
             say(f"also probing real providers every {REAL_INTERVAL}: {', '.join(real)}")
         await asyncio.to_thread(migrate, config.database_url)
+        sim_ids = tuple(t.id for t in config.targets if t.provider in SIM_PROVIDERS)
+        # The second vantage point (monitor/demo/vantage.py): in the history, then live.
+        far = far_vantage(sim_ids, epoch_s, options.backfill_s)
         if options.dashboard:
             log_path = config_path.parent / DASHBOARD_LOG
             dashboard = wiring.start_dashboard(
@@ -104,12 +113,14 @@ async def run_demo(options: DemoOptions, pool: WorkerPool | None = None) -> int:
             )
             # Streamlit takes seconds to stop: it starts to as soon as we do, not after the service.
             early_stop = asyncio.create_task(_terminate_when(stop, dashboard))
-        await fill_history(options, config, str(config_path), incidents, epoch_s, stop, pool)
+        await fill_history(options, config, str(config_path), incidents, far, epoch_s, stop, pool)
         if pool is not None:
             pool.close()  # idle processes have no business in the live phase
         if not options.live:
             return 0
-        return await run_live(options, config, str(config_path), dashboard, stop)
+        return await run_live(
+            options, config, str(config_path), dashboard, stop, FarAgent(far, str(config_path), sim_port)
+        )
     except Interrupted:
         say("interrupted; stopping")
         return 0
@@ -156,7 +167,9 @@ def migrate(database_url: str) -> None:
         engine.dispose()
 
 
-async def fill_history(options: DemoOptions, config, config_path: str, incidents, epoch_s: float, stop, pool) -> None:
+async def fill_history(
+    options: DemoOptions, config, config_path: str, incidents, far: Vantage, epoch_s: float, stop, pool
+) -> None:
     """Backfill from the newest stored demo sample (or `backfill_s` ago) up to the epoch."""
     from monitor.storage import SampleWriter, make_engine, rollup_hours
     from monitor.storage.queries import recent_samples, sync_targets
@@ -183,13 +196,14 @@ async def fill_history(options: DemoOptions, config, config_path: str, incidents
             agent=DEMO_AGENT,
             seed=options.seed or 0,
             # A second vantage point, further away, with one congested hour of its own (monitor/demo/vantage.py).
-            vantage=(far_vantage(tuple(t.id for t in targets), epoch_s, options.backfill_s),),
+            vantage=(far,),
         )
         say(f"backfilling {_ago(epoch_s - start_s)} of history: {len(targets)} targets every {interval_s / 60:g} min")
-        far = job.vantage[0]
         say(
-            f"a second vantage point, {far.agent}, probes {len(far.target_ids)} of them from further away; its own "
-            "link congests for a while: one ticket about its path, no page (Target page: one line per vantage point)"
+            f"a second vantage point, {far.agent}, probes {len(far.target_ids)} of them from further away "
+            f"(+{FAR_PATH_MS:g} ms); its own link congests for an hour in the history and for "
+            f"{LIVE_CONGESTION_S / 60:g} min from {LIVE_CONGESTION_AFTER_S / 60:g} min after the start: a ticket "
+            "about its path each time, no page (Target page: one line per vantage point)"
         )
         label = "backfilling"
         bar = ProgressBar(label, 1)
@@ -239,21 +253,26 @@ async def fill_history(options: DemoOptions, config, config_path: str, incidents
         engine.dispose()
 
 
-async def run_live(options: DemoOptions, config, config_path: str, dashboard, stop) -> int:
+async def run_live(options: DemoOptions, config, config_path: str, dashboard, stop, far: FarAgent) -> int:
     from monitor.agent.service import Service, ServiceOptions
 
     if stop.is_set():
         raise Interrupted
     spool = tempfile.mkdtemp(prefix="firsttoken-demo-spool-")
     service_options = ServiceOptions(
-        config_path, "127.0.0.1", 0, spool_dir=spool, shutdown_grace_s=2.0, leader_jobs=wiring.leader_jobs()
+        config_path,
+        "127.0.0.1",
+        0,
+        spool_dir=spool,
+        shutdown_grace_s=2.0,
+        leader_jobs=wiring.leader_jobs(),
+        own_signals=False,  # SIGINT/SIGTERM stay the demo's: demo-far stops first, then this agent
     )
     service = Service(service_options, config)
     task = asyncio.create_task(service.run(), name="firsttoken-service")
-    # The service installs its own SIGINT/SIGTERM handlers; a signal that came
-    # before it did is passed on.
-    watcher = asyncio.create_task(_forward(stop, service))
+    watcher = asyncio.create_task(_stop_in_order(stop, far, service))
     relay = asyncio.create_task(_relay(service, stop))  # and the service's own stop is the demo's
+    second = asyncio.create_task(_run_far(far, service, stop), name="demo-far")
     try:
         if dashboard is not None:
             up = await wiring.wait_for_dashboard(dashboard, options.host, options.port, DASHBOARD_BOOT_TIMEOUT_S, task)
@@ -272,6 +291,8 @@ async def run_live(options: DemoOptions, config, config_path: str, dashboard, st
     finally:
         watcher.cancel()
         relay.cancel()
+        second.cancel()
+        await far.stop()  # before the agent that leads, whatever ended the demo
         if not task.done():
             service.stop()
             await task
@@ -293,9 +314,35 @@ async def _unless_stopped(work: asyncio.Future, stop: asyncio.Event):
     return work.result()
 
 
-async def _forward(stop: asyncio.Event, service) -> None:
+async def _stop_in_order(stop: asyncio.Event, far: FarAgent, service) -> None:
+    """Reverse order of start: demo-far, then the demo's agent (which gives the lease up as it goes)."""
     await stop.wait()
+    await far.stop()
     service.stop()
+
+
+async def _run_far(far: FarAgent, service, stop: asyncio.Event) -> None:
+    """Start demo-far once the demo's agent leads; say so if it stops before the demo does."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + FAR_START_WAIT_S
+    while not service.leader.is_leader and loop.time() < deadline and not stop.is_set():
+        await asyncio.sleep(0.2)
+    if stop.is_set():
+        return
+    await far.start()
+    say(
+        f"{far.vantage.agent} probes live too: a second `firsttoken run`, its path {FAR_PATH_MS:g} ms longer "
+        f"(its log: {far.log_path})"
+    )
+    while not stop.is_set():
+        code = far.exited()
+        if code is not None:
+            say(
+                f"{far.vantage.agent} stopped (exit {code}); see {far.log_path}. The demo goes on from one vantage point"
+            )
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 1.0)
 
 
 async def _relay(service, stop: asyncio.Event) -> None:

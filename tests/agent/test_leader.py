@@ -1,4 +1,5 @@
-"""Several agents on one PostgreSQL: exactly one leader, a new one when it dies, and a deposed one fenced off."""
+"""Several agents on one database, PostgreSQL or SQLite: exactly one leader, a new one when it dies, and a
+deposed one fenced off. (SQLite too: the demo runs two agents on one file.)"""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from monitor.storage import migrate
 from monitor.storage.db import make_engine
 from tests.pg import pg_url
 
-pytestmark = pytest.mark.postgres
+POSTGRES = pytest.mark.postgres
 
 
 @pytest.fixture(scope="module")
@@ -36,12 +37,24 @@ def pg_database(migrated_name):
     return url
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=POSTGRES)])
+def database(request, tmp_path):
+    """A migrated database with no lease in it; each agent below gets an engine (a pool) of its own."""
+    if request.param == "postgres":
+        return request.getfixturevalue("pg_database")
+    url = f"sqlite:///{tmp_path / 'lease.db'}"
+    engine = make_engine(url)
+    migrate.upgrade(engine)
+    engine.dispose()
+    return url
+
+
 @pytest.fixture
-def elections(pg_database):
+def elections(database):
     made: list[LeaderElection] = []
 
     def make(holder: str, ttl_s: float = 20.0) -> LeaderElection:
-        election = LeaderElection(make_engine(pg_database), holder, ttl_s=ttl_s)
+        election = LeaderElection(make_engine(database), holder, ttl_s=ttl_s)
         made.append(election)
         return election
 
@@ -60,15 +73,16 @@ def lease_row(url: str):
         engine.dispose()
 
 
-def test_one_leader_among_agents_and_takeover_when_it_dies(elections, pg_database):
+def test_one_leader_among_agents_and_takeover_when_it_dies(elections, database):
     agents = [elections(f"agent-{i}", ttl_s=1.0) for i in range(3)]
+    assert not any(a.is_leader for a in agents)  # nobody leads before a poll, SQLite included
     results = [a.poll() for a in agents]
     assert results.count(True) == 1
     leader = agents[results.index(True)]
     # Polling again keeps the same leader, under the same token: no flapping.
     for _ in range(3):
         assert [a.poll() for a in agents] == results
-    assert lease_row(pg_database) == (leader.holder, leader.token)
+    assert lease_row(database) == (leader.holder, leader.token)
     # The leader's process dies: it stops renewing, and its lease runs out.
     survivors = [a for a in agents if a is not leader]
     deadline = time.monotonic() + 10
@@ -88,14 +102,28 @@ def test_released_lease_is_taken_by_the_next_poll(elections):
     assert second.poll()  # no waiting out the 20 s lease after a clean shutdown
 
 
-def test_sqlite_is_always_its_own_leader(tmp_path):
-    engine = make_engine(f"sqlite:///{tmp_path / 'x.db'}")
-    election = LeaderElection(engine)
-    assert election.is_leader and election.poll()
-    assert election.fenced_engine() is engine
+def test_agents_racing_for_an_expired_lease_elect_exactly_one(elections):
+    old = elections("old", ttl_s=0.3)
+    assert old.poll()
+    time.sleep(0.5)  # old died: its lease has run out
+    racers = [elections(f"racer-{i}") for i in range(4)]
+    start = threading.Barrier(len(racers))
+    won: list[bool] = [False] * len(racers)
+
+    def race(i: int) -> None:
+        start.wait()
+        won[i] = racers[i].poll()
+
+    threads = [threading.Thread(target=race, args=(i,)) for i in range(len(racers))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert won.count(True) == 1, won
+    assert racers[won.index(True)].token == old.token + 1
 
 
-def test_a_deposed_leader_cannot_write(elections, pg_database):
+def test_a_deposed_leader_cannot_write(elections):
     old = elections("old", ttl_s=0.5)
     assert old.poll()
     fenced = old.fenced_engine()
@@ -111,10 +139,12 @@ def test_a_deposed_leader_cannot_write(elections, pg_database):
     assert not old.is_leader
     with new.fenced_engine().begin() as conn:
         conn.execute(text("INSERT INTO fence_probe VALUES (2)"))
-        assert conn.execute(text("SELECT array_agg(n) FROM fence_probe")).scalar() == [2]
+        assert conn.execute(text("SELECT n FROM fence_probe")).scalars().all() == [2]
         conn.execute(text("DROP TABLE fence_probe"))
 
 
+@POSTGRES
+@pytest.mark.parametrize("database", ["postgres"], indirect=True)  # pg_sleep: a write held open
 def test_a_takeover_waits_for_the_old_leaders_write_in_flight(elections):
     old = elections("old", ttl_s=0.5)
     assert old.poll()
@@ -142,6 +172,7 @@ def test_a_takeover_waits_for_the_old_leaders_write_in_flight(elections):
     assert committed_at[0] <= taken_at[0]
 
 
+@POSTGRES
 def test_the_leader_holds_no_open_transaction(pg_server):
     # Regression: the keep-alive was never committed, so the leader sat "idle in
     # transaction" for as long as it led; a server with idle_in_transaction_session_timeout

@@ -9,7 +9,8 @@ from sqlalchemy import make_url
 
 from monitor.config import load_config_text
 from monitor.demo.cast import MODELS, PROVIDERS, long_prompt_text
-from monitor.demo.demo_config import LONG_PROMPT_FILE, config_text, real_providers_in, sqlite_url
+from monitor.demo.demo_config import FAR_PATH_ENV, LONG_PROMPT_FILE, config_text, real_providers_in, sqlite_url
+from monitor.demo.vantage import FAR_AGENT, far_vantage
 
 
 @pytest.fixture
@@ -77,6 +78,24 @@ def test_real_providers_join_only_for_keys_present_and_only_as_references(workdi
     ]
     assert {t.interval_s for t in real_targets} == {600.0}
     assert "sk-live-SECRET-1" in config.secrets
+
+
+def test_both_vantage_points_read_one_file_and_demo_far_takes_its_own_path_to_its_targets(workdir):
+    text = config_text(simulator_url="http://127.0.0.1:4321", database_url="sqlite:///d.db")
+    near = load(text, workdir)
+    far = load(text, workdir, {"FIRSTTOKEN_AGENT": FAR_AGENT, FAR_PATH_ENV: "http://127.0.0.1:5555"})
+    assert near.agent == "demo" and far.agent == FAR_AGENT
+    assert near.targets_for_agent() == near.targets  # the demo's agent probes everything
+    # demo-far probes the targets the backfill gives it, and nothing else (no real provider either).
+    mine = far.targets_for_agent()
+    assert {t.id for t in mine} == set(far_vantage([t.id for t in near.targets], 0.0, 3600.0).target_ids)
+    assert all(t.base_url.startswith("http://127.0.0.1:5555/region/us-east") for t in mine)
+    # Unset (the demo's own agent, the dashboard, `firsttoken check-config`), the URL is the direct one.
+    assert all(t.base_url.startswith("http://127.0.0.1:4321/region/") for t in near.targets)
+    real = real_providers_in({"OPENAI_API_KEY": "sk-x"})
+    text = config_text(simulator_url="http://h:1", database_url="sqlite:///d.db", real=real)
+    env = {"OPENAI_API_KEY": "sk-x", "FIRSTTOKEN_AGENT": FAR_AGENT}
+    assert {t.provider for t in load(text, workdir, env).targets_for_agent()} == {"sim-openai", "sim-anthropic"}
 
 
 def test_gemini_prefers_its_own_variable():

@@ -1,0 +1,65 @@
+"""The leader lease on SQLite (monitor/agent/leader.py): the same row and token, the host's clock.
+
+Several `firsttoken run` processes may share one SQLite file — the demo runs two vantage points
+on one — and the once-only work must still run once. Every process using a SQLite file runs on
+that file's host, so the host's clock is the database's clock here. Each statement below is
+atomic under SQLite's single writer, and a take-over is an UPDATE that holds only while the lease
+has expired, so of two agents racing for an expired lease exactly one gets it.
+
+Times are stored in SQLAlchemy's SQLite format for `DateTime` (`YYYY-MM-DD HH:MM:SS.ffffff`, UTC),
+so the row reads back as datetimes elsewhere and compares correctly as text here.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import Connection, text
+
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+
+_RENEW = text("UPDATE leader_lease SET expires_at = :until WHERE name = :name AND holder = :holder AND token = :token")
+_CREATE = text(
+    "INSERT INTO leader_lease (name, holder, token, acquired_at, expires_at) "
+    "VALUES (:name, :holder, 1, :now, :until) ON CONFLICT (name) DO NOTHING"
+)
+_TAKE = text(
+    "UPDATE leader_lease SET holder = :holder, token = token + 1, acquired_at = :now, expires_at = :until "
+    "WHERE name = :name AND expires_at <= :now"
+)
+_MINE = text("SELECT token FROM leader_lease WHERE name = :name AND holder = :holder")
+_GIVE_UP = text("UPDATE leader_lease SET expires_at = :now WHERE name = :name AND holder = :holder AND token = :token")
+# Run on the DBAPI cursor as a fenced transaction begins (qmark parameters: name, token, now).
+FENCE = "SELECT 1 FROM leader_lease WHERE name = ? AND token = ? AND expires_at > ?"
+
+
+def stamp(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime(TIME_FORMAT)
+
+
+def _times(ttl_s: float) -> dict[str, str]:
+    now = datetime.now(UTC)
+    return {"now": stamp(now), "until": stamp(now + timedelta(seconds=ttl_s))}
+
+
+def renew(conn: Connection, name: str, holder: str, token: int, ttl_s: float) -> int | None:
+    params = {"name": name, "holder": holder, "token": token, **_times(ttl_s)}
+    return token if conn.execute(_RENEW, params).rowcount == 1 else None
+
+
+def take(conn: Connection, name: str, holder: str, ttl_s: float) -> int | None:
+    """The lease if nobody holds it or its holder's ran out; None while another agent holds it."""
+    params = {"name": name, "holder": holder, **_times(ttl_s)}
+    if conn.execute(_CREATE, params).rowcount == 1:
+        return 1
+    if conn.execute(_TAKE, params).rowcount != 1:
+        return None
+    return conn.execute(_MINE, params).scalar()
+
+
+def give_up(conn: Connection, name: str, holder: str, token: int) -> None:
+    conn.execute(_GIVE_UP, {"name": name, "holder": holder, "token": token, "now": stamp(datetime.now(UTC))})
+
+
+def fence_params(name: str, token: int) -> tuple[str, int, str]:
+    return name, token, stamp(datetime.now(UTC))
