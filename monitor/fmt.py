@@ -62,6 +62,11 @@ def count(value: int | float | None) -> str:
     return f"{round(value):,}"
 
 
+def counted(n: int, noun: str) -> str:
+    """`1 provider`, `2 providers`: a count with its noun (plural by adding s)."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
 def usd(value: float | None) -> str:
     if _missing(value):
         return DASH

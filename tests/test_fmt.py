@@ -58,3 +58,10 @@ def test_alert_metrics_read_in_their_units():
     assert fmt.metric("tps", 38.46) == "38 tok/s"
     assert fmt.metric("served_by", None) == "—"  # a change alert's value is text, kept elsewhere
     assert fmt.change(1800.0, 900.0) == "+100%" and fmt.change(1.0, None) == ""
+
+
+def test_counted_says_one_noun_and_many_nouns():
+    # An agent-wide alert whose tail is down to one provider said "towards 1 providers ... 1 targets".
+    assert fmt.counted(1, "provider") == "1 provider"
+    assert fmt.counted(2, "target") == "2 targets"
+    assert fmt.counted(1200, "target") == "1,200 targets"

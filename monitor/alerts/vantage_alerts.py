@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from monitor import fmt
 from monitor.alerts.attribution import LATENCY_RULE_METRICS, attribution_text, combine
 from monitor.alerts.detectors.base import Evaluation
 from monitor.alerts.quorum import OK, Verdict, agent_wide, seen_from_text
@@ -111,8 +112,8 @@ def _agent_wide(
             )
         providers = sorted({r.scope.provider for r in records if r.scope.provider})
         summary = (
-            f"{rule.name}: the path from {agent} degraded towards {len(providers)} providers at once "
-            f"({', '.join(providers)}; {len(records)} targets); other vantage points see them normal"
+            f"{rule.name}: the path from {agent} degraded towards {fmt.counted(len(providers), 'provider')} at once "
+            f"({', '.join(providers)}; {fmt.counted(len(records), 'target')}); other vantage points see them normal"
         )
         attribution = combine(r.attribution for r in records) or record.attribution
         updated = replace(
