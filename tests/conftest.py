@@ -67,3 +67,30 @@ def pg_server():
     from tests.pg import pg_server_fixture
 
     yield from pg_server_fixture()
+
+
+# `make test` runs the suite on pytest-xdist workers with `--dist loadgroup`. A fixture that outlives
+# one test is built once per worker that uses it, so the tests sharing an expensive one stay on one
+# worker: by the fixture's name for these session-wide servers, by module for module-scoped fixtures.
+SHARED_SERVERS = {
+    "live_rig": "live-rig",  # tests/routing: `firsttoken run` on two simulators, warmed until routes rank
+    "running": "integration-run",  # tests/integrations: `firsttoken run` exporting OTLP ...
+    "prometheus": "integration-run",  # ... scraped by a real Prometheus
+    "pgbouncer": "pgbouncer",  # tests/production: Debian's PgBouncer
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None or not hasattr(item, "_fixtureinfo"):
+            continue
+        group = next((SHARED_SERVERS[name] for name in item.fixturenames if name in SHARED_SERVERS), None)
+        if group is None:
+            defs = item._fixtureinfo.name2fixturedefs
+            if any(
+                defs[name][-1].scope in ("module", "package", "class") for name in item.fixturenames if name in defs
+            ):
+                group = item.nodeid.split("::", 1)[0]
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
