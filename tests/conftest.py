@@ -69,28 +69,41 @@ def pg_server():
     yield from pg_server_fixture()
 
 
-# `make test` runs the suite on pytest-xdist workers with `--dist loadgroup`. A fixture that outlives
-# one test is built once per worker that uses it, so the tests sharing an expensive one stay on one
-# worker: by the fixture's name for these session-wide servers, by module for module-scoped fixtures.
-SHARED_SERVERS = {
-    "live_rig": "live-rig",  # tests/routing: `firsttoken run` on two simulators, warmed until routes rank
-    "running": "integration-run",  # tests/integrations: `firsttoken run` exporting OTLP ...
-    "prometheus": "integration-run",  # ... scraped by a real Prometheus
-    "pgbouncer": "pgbouncer",  # tests/production: Debian's PgBouncer
-}
+# `make test` runs the suite on pytest-xdist workers (`-n 2 --dist loadgroup`). A fixture that outlives
+# one test is built once per worker that uses it, so a module's tests stay on one worker, and so do the
+# packages whose session-wide servers several modules share. (The scheduler below replaces xdist's own
+# loadgroup, whose `xdist_group` marks pytest 9 no longer lets it apply.)
+SHARED_PACKAGES = (
+    "tests/integrations/",  # `firsttoken run` exporting OTLP, scraped by a real Prometheus
+    "tests/routing/",  # the live rig: `firsttoken run` on two simulators, warmed until routes rank
+    "tests/production/",  # Debian's PgBouncer
+)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks
+def xdist_group(nodeid: str) -> str:
+    """The unit of work a worker takes whole: a shared package, else the test's module."""
+    module = nodeid.split("::", 1)[0]
+    return next((package for package in SHARED_PACKAGES if module.startswith(package)), module)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    config.option.loadscopereorder = False  # hand groups out in collection order: slow ones first (below)
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group(nodeid)
+
+    return GroupScheduling(config, log)
+
+
 def pytest_collection_modifyitems(config, items) -> None:
-    for item in items:
-        if item.get_closest_marker("xdist_group") is not None or not hasattr(item, "_fixtureinfo"):
-            continue
-        group = next((SHARED_SERVERS[name] for name in item.fixturenames if name in SHARED_SERVERS), None)
-        if group is None:
-            defs = item._fixtureinfo.name2fixturedefs
-            if any(
-                defs[name][-1].scope in ("module", "package", "class") for name in item.fixturenames if name in defs
-            ):
-                group = item.nodeid.split("::", 1)[0]
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+    """On an xdist worker, the groups holding a `slow` test go first, so that no long test starts
+    last while the other worker idles (the scheduler hands groups out in this order)."""
+    if not hasattr(config, "workerinput"):
+        return
+    slow = {xdist_group(item.nodeid) for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: xdist_group(item.nodeid) not in slow)
