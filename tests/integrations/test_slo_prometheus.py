@@ -191,6 +191,7 @@ def _utc(text: str) -> float:
     return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
 
 
+@pytest.mark.slow
 def test_a_real_prometheus_fires_with_firsttoken(tmp_path_factory, simulator, otlp_receiver):
     simulator.set_model(MODEL, ttft_ms=100.0, itl_ms=2.0, output_tokens=4, fault=None)
     extra = {

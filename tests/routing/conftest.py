@@ -9,7 +9,7 @@ from tests.alerts.receiver import Receiver
 from tests.routing.live_rig import LiveRig, start_rig, wait_until
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")  # stopped after tests/routing, not left probing beside the rest
 def live_rig(tmp_path_factory) -> Iterator[LiveRig]:
     """`firsttoken run` on two simulator upstreams (see live_rig.py), warmed until both routes rank."""
     workdir = tmp_path_factory.mktemp("live")
