@@ -36,6 +36,23 @@ SLOS = [
 ]
 
 
+def offline_config(tmp_path, models: list[str], slos: list[dict]):
+    """A config of one simulated provider nobody probes: enough for `firsttoken slo rules`."""
+    config = tmp_path / "firsttoken.yaml"
+    sim = {"protocol": "openai-chat", "regions": {"r": "http://127.0.0.1:9/v1"}, "models": models}
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "providers": {"sim": sim},
+                "prompts": {"short": {"messages": [{"role": "user", "content": "hi"}]}},
+                "checks": [{"providers": ["sim"], "prompts": ["short"]}],
+                "slos": slos,
+            }
+        )
+    )
+    return config
+
+
 def rules_text(config_path) -> str:
     done = subprocess.run(
         [*FIRSTTOKEN, "slo", "rules", "--config", str(config_path)], capture_output=True, text=True, check=False
@@ -45,24 +62,7 @@ def rules_text(config_path) -> str:
 
 
 def test_promtool_accepts_the_generated_rules(tmp_path):
-    config = tmp_path / "firsttoken.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "providers": {
-                    "sim": {
-                        "protocol": "openai-chat",
-                        "regions": {"r": "http://127.0.0.1:9/v1"},
-                        "models": [MODEL, "b"],
-                    }
-                },
-                "prompts": {"short": {"messages": [{"role": "user", "content": "hi"}]}},
-                "checks": [{"providers": ["sim"], "prompts": ["short"]}],
-                "slos": SLOS,
-            }
-        )
-    )
-    text = rules_text(config)
+    text = rules_text(offline_config(tmp_path, [MODEL, "b"], SLOS))
     # fleet's 1.333 s bound lies between histogram buckets: the agents judge it exactly instead.
     assert 'firsttoken_slo_probes_total{slo="fleet", good="false"}' in text and "_bucket" not in text
     rules = tmp_path / "slo.yml"
@@ -132,24 +132,7 @@ def quorum_unit_test(rules_file: str) -> dict:
 def test_promtool_fires_only_on_a_quorum_of_vantage_points(tmp_path):
     """The generated rules keep `agent` and ask for more than half of the agents that probed a scope,
     as firsttoken's own SLO alerts do; promtool's rule unit tests evaluate them on per-agent series."""
-    config = tmp_path / "firsttoken.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "providers": {
-                    "sim": {
-                        "protocol": "openai-chat",
-                        "regions": {"r": "http://127.0.0.1:9/v1"},
-                        "models": list(FAILING),
-                    }
-                },
-                "prompts": {"short": {"messages": [{"role": "user", "content": "hi"}]}},
-                "checks": [{"providers": ["sim"], "prompts": ["short"]}],
-                "slos": [QUORUM_SLO],
-            }
-        )
-    )
-    text = rules_text(config)
+    text = rules_text(offline_config(tmp_path, list(FAILING), [QUORUM_SLO]))
     assert "by (provider, model, region, prompt, agent)" in text  # never pooled over agents
     (tmp_path / "slo.yml").write_text(text)
     (tmp_path / "slo_test.yml").write_text(yaml.safe_dump(quorum_unit_test("slo.yml"), width=1000))
