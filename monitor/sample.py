@@ -171,8 +171,6 @@ def outcome_label(sample: Sample) -> str:
     return str(sample.error_kind)
 
 
-# The two spellings of samples on the command line (`probe --json`, `samples --json/--csv`) and
-# in the dashboard's download: one place, so they cannot drift apart.
 def output_dict(sample: Sample) -> dict[str, Any]:
     """A sample as the command line prints it: `to_dict()` with the alias, in OUTPUT_FIELDS order."""
     row = sample.to_dict()
@@ -180,6 +178,8 @@ def output_dict(sample: Sample) -> dict[str, Any]:
     return {name: row[name] for name in OUTPUT_FIELDS}
 
 
+# The two spellings of samples on the command line (`probe --json`, `samples --json/--csv`) and
+# in the dashboard's download: one place, so they cannot drift apart.
 def write_json(samples: Sequence[Sample], out: TextIO) -> None:
     for sample in samples:
         out.write(json.dumps(output_dict(sample), separators=(",", ":"), default=str) + "\n")

@@ -32,35 +32,16 @@ import logging
 import os
 import uuid
 
-from sqlalchemy import Engine, event, text
+from sqlalchemy import Engine, event
 
-from monitor.agent import lease_sqlite
+from monitor.agent import lease_postgres, lease_sqlite
+from monitor.storage.db import is_postgres
 
 log = logging.getLogger(__name__)
 
 LEASE_NAME = "leader"
 LEASE_TTL_S = 20.0  # a dead leader's lease runs out this long after its last renewal
 LEADER_RETRY_S = 5.0  # renew (leader) or look for an expired lease (the others) this often
-# A take-over waits at most this long for the old leader's fenced transactions in flight.
-TAKEOVER_LOCK_TIMEOUT = "2s"
-
-_RENEW = text(
-    "UPDATE leader_lease SET expires_at = now() + make_interval(secs => :ttl_s) "
-    "WHERE name = :name AND holder = :holder AND token = :token RETURNING token"
-)
-_READ = text("SELECT expires_at <= now() AS expired FROM leader_lease WHERE name = :name")
-_LOCK = text("SELECT token, expires_at <= now() AS expired FROM leader_lease WHERE name = :name FOR UPDATE")
-_TAKE = text(
-    "UPDATE leader_lease SET holder = :holder, token = token + 1, acquired_at = now(), "
-    "expires_at = now() + make_interval(secs => :ttl_s) WHERE name = :name RETURNING token"
-)
-_CREATE = text(
-    "INSERT INTO leader_lease (name, holder, token, acquired_at, expires_at) "
-    "VALUES (:name, :holder, 1, now(), now() + make_interval(secs => :ttl_s)) "
-    "ON CONFLICT (name) DO NOTHING RETURNING token"
-)
-_GIVE_UP = text("UPDATE leader_lease SET expires_at = now() WHERE name = :name AND holder = :holder AND token = :token")
-_FENCE = "SELECT 1 FROM leader_lease WHERE name = %s AND token = %s AND expires_at > now() FOR KEY SHARE"
 
 
 class NotLeader(RuntimeError):
@@ -77,7 +58,8 @@ class LeaderElection:
         self._engine = engine
         self.holder = holder or instance_name("firsttoken")
         self.ttl_s = ttl_s
-        self._postgres = engine.dialect.name == "postgresql"
+        # The dialect's statements: renew, take, give_up, fence (lease_postgres.py, lease_sqlite.py).
+        self._lease = lease_postgres if is_postgres(engine) else lease_sqlite
         self.token: int | None = None  # the fencing token this agent leads under, None when it does not
         self.is_leader = False  # until the first poll takes the lease
 
@@ -102,36 +84,17 @@ class LeaderElection:
         return self.is_leader
 
     def _renew(self, conn) -> int | None:
-        if not self._postgres:
-            return lease_sqlite.renew(conn, LEASE_NAME, self.holder, self.token, self.ttl_s)
-        params = {"name": LEASE_NAME, "holder": self.holder, "token": self.token, "ttl_s": self.ttl_s}
-        return conn.execute(_RENEW, params).scalar()
+        return self._lease.renew(conn, LEASE_NAME, self.holder, self.token, self.ttl_s)
 
     def _take(self, conn) -> int | None:
-        if not self._postgres:
-            return lease_sqlite.take(conn, LEASE_NAME, self.holder, self.ttl_s)
-        params = {"name": LEASE_NAME, "holder": self.holder, "ttl_s": self.ttl_s}
-        expired = conn.execute(_READ, params).scalar()
-        if expired is None:  # no leader yet: the first insert wins
-            return conn.execute(_CREATE, params).scalar()
-        if not expired:
-            return None
-        # SET LOCAL lasts for this transaction only: nothing left behind on a pooled session.
-        conn.execute(text(f"SET LOCAL lock_timeout = '{TAKEOVER_LOCK_TIMEOUT}'"))
-        row = conn.execute(_LOCK, params).one_or_none()
-        if row is None or not row.expired:  # renewed meanwhile
-            return None
-        return conn.execute(_TAKE, params).scalar()
+        return self._lease.take(conn, LEASE_NAME, self.holder, self.ttl_s)
 
     def release(self) -> None:
         """Give the lease up (a clean shutdown): the next agent's poll takes it without waiting it out."""
         if self.token is not None:
             try:
                 with self._engine.begin() as conn:
-                    if self._postgres:
-                        conn.execute(_GIVE_UP, {"name": LEASE_NAME, "holder": self.holder, "token": self.token})
-                    else:
-                        lease_sqlite.give_up(conn, LEASE_NAME, self.holder, self.token)
+                    self._lease.give_up(conn, LEASE_NAME, self.holder, self.token)
             except Exception:
                 log.debug("giving up the lease failed; it runs out by itself")
         self.token = None
@@ -152,10 +115,7 @@ class LeaderElection:
             # SQLAlchemy's own execute would begin (and fire this event) again.
             cursor = conn.connection.dbapi_connection.cursor()
             try:
-                if self._postgres:
-                    cursor.execute(_FENCE, (LEASE_NAME, token))
-                else:
-                    cursor.execute(lease_sqlite.FENCE, lease_sqlite.fence_params(LEASE_NAME, token))
+                cursor.execute(*self._lease.fence(LEASE_NAME, token))
                 current = cursor.fetchone() is not None
             finally:
                 cursor.close()

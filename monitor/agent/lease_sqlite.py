@@ -1,4 +1,5 @@
-"""The leader lease on SQLite (monitor/agent/leader.py): the same row and token, the host's clock.
+"""The leader lease on SQLite (monitor/agent/leader.py): the same row, token and calls as
+`lease_postgres`, on the host's clock.
 
 Several `firsttoken run` processes may share one SQLite file — the demo runs two vantage points
 on one — and the once-only work must still run once. Every process using a SQLite file runs on
@@ -29,8 +30,7 @@ _TAKE = text(
 )
 _MINE = text("SELECT token FROM leader_lease WHERE name = :name AND holder = :holder")
 _GIVE_UP = text("UPDATE leader_lease SET expires_at = :now WHERE name = :name AND holder = :holder AND token = :token")
-# Run on the DBAPI cursor as a fenced transaction begins (qmark parameters: name, token, now).
-FENCE = "SELECT 1 FROM leader_lease WHERE name = ? AND token = ? AND expires_at > ?"
+_FENCE = "SELECT 1 FROM leader_lease WHERE name = ? AND token = ? AND expires_at > ?"
 
 
 def stamp(moment: datetime) -> str:
@@ -61,5 +61,6 @@ def give_up(conn: Connection, name: str, holder: str, token: int) -> None:
     conn.execute(_GIVE_UP, {"name": name, "holder": holder, "token": token, "now": stamp(datetime.now(UTC))})
 
 
-def fence_params(name: str, token: int) -> tuple[str, int, str]:
-    return name, token, stamp(datetime.now(UTC))
+def fence(name: str, token: int) -> tuple[str, tuple]:
+    """The DBAPI statement (qmark parameters) a fenced transaction begins with: a row while `token` leads."""
+    return _FENCE, (name, token, stamp(datetime.now(UTC)))

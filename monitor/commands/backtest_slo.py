@@ -44,7 +44,7 @@ def run_slo(args: argparse.Namespace) -> int:
         "budget_remaining": _round(result.budget.remaining),
         # The probes the SLO's whole period holds: the series' own, or, for a series shorter than the
         # period, its pace over the whole period (the budget is the period's; monitor.slo.budget).
-        "period_probes": round(max(result.budget.probes, result.budget.expected_probes or 0)),
+        "period_probes": round(result.budget.period_probes),
         "firing_at_end": result.firing_at_end,
     }
     if getattr(args, "json", False):

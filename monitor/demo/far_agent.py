@@ -45,6 +45,7 @@ class FarAgent:
         self.relay = PathRelay("127.0.0.1", simulator_port, self.one_way_ms)
         self.process: subprocess.Popen | None = None
         self._spool: str | None = None
+        self._stopping: asyncio.Future | None = None
 
     def one_way_ms(self, now_s: float) -> float:
         """The vantage's path at `now_s`, half on the way there and half on the way back."""
@@ -78,7 +79,15 @@ class FarAgent:
         return None if self.process is None else self.process.poll()
 
     async def stop(self) -> int | None:
-        """SIGTERM (it lets its probes in flight finish and flushes its samples), then the relay."""
+        """SIGTERM (it lets its probes in flight finish and flushes its samples), then the relay.
+
+        Once: the demo calls it on Ctrl-C and again as it unwinds, whatever ended it."""
+        if self._stopping is not None:
+            return await asyncio.shield(self._stopping)
+        self._stopping = asyncio.ensure_future(self._stop())
+        return await asyncio.shield(self._stopping)
+
+    async def _stop(self) -> int | None:
         code = None
         if self.process is not None:
             if self.process.poll() is None:

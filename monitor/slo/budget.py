@@ -44,14 +44,19 @@ class Budget:
         return self.good / self.probes if self.probes else None
 
     @property
+    def period_probes(self) -> float:
+        """The probes the whole period holds: never under the probes seen, whatever the estimate."""
+        return max(float(self.probes), self.expected_probes or 0.0)
+
+    @property
     def allowed_bad(self) -> float:
-        """The period's error budget in probes: never under the probes seen, whatever the estimate."""
-        return (1 - self.objective) * max(float(self.probes), self.expected_probes or 0.0)
+        """The period's error budget in probes."""
+        return (1 - self.objective) * self.period_probes
 
     @property
     def remaining(self) -> float | None:
         """1 untouched, 0 spent, negative overspent; None before the first probe."""
-        return 1 - self.bad / self.allowed_bad if self.probes else None
+        return self.remaining_after(self.bad) if self.probes else None
 
     def remaining_after(self, bad_so_far):
         """The remaining budget after `bad_so_far` bad probes (a number or a numpy array: the
