@@ -7,7 +7,7 @@ and are re-exported here, so pages import one module.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 import numpy as np
 import plotly.graph_objects as go
@@ -113,6 +113,11 @@ def merge_alert_spans(alerts: Sequence[AlertView], now: datetime) -> list[tuple[
     return sorted(((r, sev, b, e) for (r, sev), rs in spans.items() for b, e in rs), key=lambda x: x[2])
 
 
+def _naive_utc(moment: datetime) -> datetime:
+    """As the traces' x values are: UTC, without the zone."""
+    return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
+
+
 def trend_figure(
     trend: Trend,
     alerts: Sequence[AlertView] = (),
@@ -186,6 +191,13 @@ def trend_figure(
                       showarrow=False, xanchor="left", yanchor="top", name="marked-alert",
                       font=dict(size=12, color=MARKED_COLOR)), *notes[:11]]  # fmt: skip
     fig.update_layout(shapes=shapes, annotations=[*fig.layout.annotations, *notes[:12]])
+    if marked is not None:
+        # A fresh alert (a webhook's link opened at once) begins after the last drawn bin: the axis,
+        # sized to the data, would end before it, and Plotly drops a label whose x is off the axis.
+        # So the axis reaches past the alert's span, with room for its label.
+        last = max(end, trend.end)
+        room = (last - trend.start) * 0.05
+        fig.update_xaxes(range=[_naive_utc(trend.start), _naive_utc(last + room)])
     # Zoom to the p90s: a 15x spike in p99 would otherwise flatten every median (hover still shows p99).
     top = max((v for s in trend.series for v in s.ttft_ms.p90 if v is not None), default=None)
     if top and not log_y:

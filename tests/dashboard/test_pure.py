@@ -130,6 +130,27 @@ def test_trend_figure_has_bands_median_error_strip_and_one_span_per_overlapping_
     assert "ms" in fig["layout"]["yaxis"]["title"]["text"]
 
 
+def test_a_fresh_marked_alert_after_the_last_bin_keeps_its_label_on_the_axis():
+    # A webhook's link opened at once: the alert began after the trend's last bin, where an axis sized
+    # to the data ended, and Plotly dropped the label (the browser test saw no "▼ alert" mark).
+    n = 3
+    x = tuple(T0 + timedelta(hours=i) for i in range(n))
+    bands = Bands(*[tuple(float(v) for _ in range(n)) for v in (1, 2, 3, 4, 5)])
+    trend = Trend(
+        T0,
+        T0 + timedelta(hours=n),
+        timedelta(hours=1),
+        "rollups",
+        (TrendSeries("p/m", "p", x, bands, bands, (0,) * n, (1,) * n),),
+    )
+    begun = T0 + timedelta(hours=n, minutes=10)
+    fresh = _alert(id=7, state="firing", started_at=begun, fired_at=begun, resolved_at=None)
+    fig = charts.trend_figure(trend, [fresh], now=begun + timedelta(minutes=1), marked=fresh).to_dict()
+    low, high = (datetime.fromisoformat(str(v)) for v in fig["layout"]["xaxis"]["range"])
+    assert low <= T0.replace(tzinfo=None) and high > begun.replace(tzinfo=None) + timedelta(minutes=1)
+    assert any(a["text"] == "▼ alert #7: ttft-regression" for a in fig["layout"]["annotations"])
+
+
 def test_other_figures_build_from_plain_values():
     stats = [
         ModelStats("openai", "small", "short", 100, 1, 200.0, 300.0, 500.0, 80.0, 100.0, 120.0, 17.0, 64.0),
