@@ -34,12 +34,13 @@ from sqlalchemy import Engine
 
 from monitor.alerts import checkpoints
 from monitor.alerts.alternatives import alternatives
-from monitor.alerts.attribution import PathHistory
+from monitor.alerts.attribution import LATENCY_RULE_METRICS, PathHistory
 from monitor.alerts.detectors.detect import DetectorSettings, SeriesDetector, settings_from_rule
 from monitor.alerts.feed import fetch_new
 from monitor.alerts.grouping import GroupPolicy
 from monitor.alerts.lifecycle import RuleInput, step_rule
 from monitor.alerts.outbox import OutboxDelivery, RetryPolicy
+from monitor.alerts.own_path import own_path_holds
 from monitor.alerts.records import FIRING, AlertRecord, Change, RuleView
 from monitor.alerts.scope import TARGET, Scope
 from monitor.alerts.series import RuleRound, Series, SeriesKey, checkpoint_of, feed_pair
@@ -169,6 +170,7 @@ class AlertEngine:
                 confirm.setdefault(target, fed.ask_from)
             rounds[name].add(target, scope, fed, agents)
 
+        hold_own_paths(rules, members, rounds, by_pair, live)
         changes = self._lifecycle(rules, members, rounds, live, released, silences, config, now)
         saving = self._due_checkpoints(transitioned)
         routes_instead = alternatives(engine, changes, now)  # read before the write transaction
@@ -294,6 +296,23 @@ class AlertEngine:
         ]
         stale.sort(key=lambda k: self._series[k].saved_at or 0.0)  # never-saved and oldest first
         return due + stale[: max(0, self.options.max_checkpoints_per_round - len(due))]
+
+
+def hold_own_paths(rules, members, rounds: Mapping[str, RuleRound], by_pair, live: list[AlertRecord]) -> None:
+    """A lone agent's latency regressions that are its own network path become its vantage alerts
+    (own_path.py), judged across every target of the rule that agent probes, not only this round's."""
+    for name, rr in rounds.items():
+        settings = rules[name][1]
+        if not rr.lone or settings.kind != "regression" or settings.metric not in LATENCY_RULE_METRICS:
+            continue
+
+        def attribute(target: str, agent: str, since_s: float, name: str = name):
+            series = by_pair.get((name, target), {}).get(agent)
+            return None if series is None else series.paths.attribute(since_s)
+
+        rule_live = {r.scope.key: r for r in live if r.rule == name}
+        for target, providers in own_path_holds(rr.lone, members[name], rule_live, attribute).items():
+            rr.hold_as_vantage(target, members[name][target], providers)
 
 
 def _valid_rules(rules) -> dict[str, tuple[Any, DetectorSettings]]:

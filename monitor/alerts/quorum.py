@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from monitor import fmt
 from monitor.config.vantage import required_agents
 
 OK, PENDING, FIRING = "ok", "pending", "firing"  # the detector states (detectors/base.py)
@@ -41,6 +42,8 @@ class Verdict:
     agents: tuple[str, ...]
     agents_clear: tuple[str, ...]
     vantage: tuple[str, ...]
+    # A lone agent's alarm held as its own path (own_path.py): the providers its network path rose towards.
+    own_path: tuple[str, ...] = ()
 
 
 def verdict(states: Mapping[str, str], probing: Iterable[str], confirm, *, target_firing: bool = False) -> Verdict:
@@ -79,15 +82,7 @@ def agent_wide(vantage_providers: Mapping[str, Iterable[str]]) -> set[str]:
 def seen_from_text(agents: Iterable[str], agents_clear: Iterable[str]) -> str:
     """`seen from eu-west only; us-east and ap-south normal` (a vantage alert's summary tail)."""
     seen, clear = list(agents), list(agents_clear)
-    text = f"seen from {_and(seen)}{' only' if clear else ''}"
+    text = f"seen from {fmt.listed(seen)}{' only' if clear else ''}"
     if clear:
-        text += f"; {_and(clear)} normal"
+        text += f"; {fmt.listed(clear)} normal"
     return text
-
-
-def _and(names: list[str]) -> str:
-    if not names:
-        return "no agent"
-    if len(names) == 1:
-        return names[0]
-    return f"{', '.join(names[:-1])} and {names[-1]}"

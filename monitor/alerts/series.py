@@ -9,7 +9,7 @@ detector, and folds every evaluation through the quorum (vantage.TargetFold);
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -18,6 +18,7 @@ from monitor.alerts.attribution import LATENCY_RULE_METRICS, PathHistory, proces
 from monitor.alerts.detectors.base import Evaluation
 from monitor.alerts.detectors.cache import watches
 from monitor.alerts.detectors.detect import DetectorSettings, SeriesDetector
+from monitor.alerts.own_path import LoneAlarm
 from monitor.alerts.quorum import OK, Verdict
 from monitor.alerts.scope import Scope
 from monitor.alerts.vantage import TargetFold
@@ -107,6 +108,7 @@ class RuleRound:
     scopes: dict[str, Scope] = field(default_factory=dict)  # vantage key -> scope, per probing agent
     verdicts: dict[str, Verdict] = field(default_factory=dict)  # target id -> where the condition holds
     paths: dict[str, dict[str, PathHistory]] = field(default_factory=dict)  # target id -> agent -> history
+    lone: dict[str, LoneAlarm] = field(default_factory=dict)  # target id -> its one agent's alarm (own_path.py)
 
     def add(self, target: str, scope: Scope, fed: Fed, agents: Mapping[str, Series]) -> None:
         if fed.fold.target:
@@ -118,6 +120,23 @@ class RuleRound:
             if fed.fold.vantage.get(agent):
                 self.evaluations_v[seen.key] = fed.fold.vantage[agent]
         self.paths[target] = {a: s.paths for a, s in agents.items()}
+        if fed.fold.single and fed.fold.target:
+            (agent,) = fed.fold.states
+            alarming = [ev.timestamp for ev in fed.fold.target if ev.state != OK]
+            if alarming:
+                since = agents[agent].detector.change_started_s
+                self.lone[target] = LoneAlarm(agent, since if since is not None else alarming[0])
+
+    def hold_as_vantage(self, target: str, scope: Scope, providers: tuple[str, ...]) -> None:
+        """A lone agent's alarm that is its own path (own_path.py): its evaluations become its vantage
+        alert's, the target's are ok, and the verdict names the providers its path rose towards."""
+        agent = self.lone[target].agent
+        evaluations = self.evaluations.get(target, [])
+        self.evaluations_v[scope.seen_from(agent).key] = evaluations
+        self.evaluations[target] = [
+            replace(ev, state=OK, condition=False, alarm_started=False, resolved=False) for ev in evaluations
+        ]
+        self.verdicts[target] = replace(self.verdicts[target], state=OK, vantage=(agent,), own_path=providers)
 
     def attribute(self, target: str, agent: str, since_s: float) -> dict[str, Any] | None:
         history = self.paths.get(target, {}).get(agent)

@@ -22,6 +22,7 @@ from typing import Any
 from monitor import fmt
 from monitor.alerts.attribution import LATENCY_RULE_METRICS, attribution_text, combine
 from monitor.alerts.detectors.base import Evaluation
+from monitor.alerts.own_path import own_path_text
 from monitor.alerts.quorum import OK, Verdict, agent_wide, seen_from_text
 from monitor.alerts.records import FIRING, PENDING, RESOLVED, AlertRecord, RuleView
 from monitor.alerts.scope import AGENT, VANTAGE, Scope
@@ -68,7 +69,8 @@ def step_vantage(
             done = [replace(r, state=PENDING) if r.last_notified_at is None else r for r in done]
         closed += done
         if current is not None:
-            out[key] = decorate(current, (scope.agent,), v.agents_clear if v else (), rule, attribute)
+            clear, own_path = (v.agents_clear, v.own_path) if v else ((), ())
+            out[key] = decorate(current, (scope.agent,), clear, rule, attribute, own_path=own_path)
     for key, record in live.items():
         if record.scope.kind != VANTAGE or key in scopes:
             continue
@@ -111,9 +113,15 @@ def _agent_wide(
                 fired_at=now,
             )
         providers = sorted({r.scope.provider for r in records if r.scope.provider})
+        # A lone agent's own path (own_path.py) has nobody to compare with: say so rather than "others see it normal".
+        others = (
+            "other vantage points see them normal"
+            if any(r.agents_clear for r in records)
+            else (f"no other vantage point probes them: {agent}'s own path moved, not the providers")
+        )
         summary = (
             f"{rule.name}: the path from {agent} degraded towards {fmt.counted(len(providers), 'provider')} at once "
-            f"({', '.join(providers)}; {fmt.counted(len(records), 'target')}); other vantage points see them normal"
+            f"({', '.join(providers)}; {fmt.counted(len(records), 'target')}); {others}"
         )
         attribution = combine(r.attribution for r in records) or record.attribution
         updated = replace(
@@ -133,8 +141,10 @@ def decorate(
     attribute: Attribute | None,
     *,
     say_agents: bool = True,
+    own_path: tuple[str, ...] = (),
 ) -> AlertRecord:
-    """`agents`, `agents_clear`, the attribution, and the summary tail that says them."""
+    """`agents`, `agents_clear`, the attribution, and the summary tail that says them (and, for a lone
+    agent's alarm held as its own path, the providers its path rose towards)."""
     attribution = record.attribution
     if attribute is not None and rule.metric in LATENCY_RULE_METRICS and record.scope.model is not None:
         since = record.started_at.timestamp()
@@ -143,6 +153,8 @@ def decorate(
     words = [seen_from_text(agents, agents_clear)] if say_agents and agents else []
     if attribution_text(attribution):
         words.append(attribution_text(attribution))
+    if own_path and agents:
+        words.append(own_path_text(agents[0], own_path))
     summary = _with_tail(record.summary or "", "; ".join(words))
     return replace(
         record, agents=tuple(agents), agents_clear=tuple(agents_clear), attribution=attribution, summary=summary

@@ -173,3 +173,52 @@ def test_one_agent_starting_to_see_a_shift_asks_the_others_to_confirm_once_per_i
     run(db, config(single), step_s=300.0, hours=4.0)
     with db.connect() as conn:
         assert conn.execute(select(ConfirmationRequest.__table__)).all() == []
+
+
+def moved(at_h: float, extra_ms: float):
+    """The agent's path from `at_h` on: a move to a farther region (or a new egress) that stays."""
+    return lambda t_s: extra_ms if t_s >= at_h * 3600 else 0.0
+
+
+def test_a_lone_agent_that_moves_pages_nothing_and_tickets_its_own_path(db, tmp_path):
+    """One agent, two providers: its path to both gets 500 ms longer for good at 3 h. No provider is at
+    fault, and nobody else probes to say so, but both providers' network parts rose at once: one ticket
+    about the agent, which resolves when the new level becomes the baseline (issue 21 item 1)."""
+    cfg = config(tmp_path, providers=("p", "q"))
+    farther = moved(3.0, 500.0)
+    insert_samples(db, probes(M0, "a", HOURS, path_extra=farther) + probes(Q0, "a", HOURS, path_extra=farther))
+    run(db, cfg)
+    rows = alerts(db)
+    assert [r for r in rows if r["severity"] == "page"] == []
+    (about_agent,) = [r for r in rows if r["scope_kind"] == "agent"]
+    assert about_agent["agent"] == "a" and about_agent["severity"] == "ticket"
+    assert about_agent["attribution"]["dominant"] == "network" and about_agent["attribution"]["network_ms"] > 300
+    events = sent(db)
+    assert [(e, b["scope"]["agent"], b["severity"]) for e, b in events] == [
+        ("firing", "a", "ticket"),
+        ("resolved", "a", "ticket"),
+    ]
+    assert "no other vantage point probes them: a's own path moved" in events[0][1]["summary"]
+
+
+def test_a_lone_agents_slower_path_to_one_provider_still_pages(db, tmp_path):
+    """Towards one provider only, one agent cannot tell that provider's edge from its route to it: it
+    pages as a single agent always did, saying the network part moved."""
+    cfg = config(tmp_path, providers=("p", "q"))
+    insert_samples(db, probes(M0, "a", HOURS, path_extra=moved(3.0, 500.0)) + probes(Q0, "a", HOURS))
+    run(db, cfg)
+    (page,) = [r for r in alerts(db) if r["fired_at"] is not None]
+    assert page["severity"] == "page" and page["scope_key"] == M0
+    assert page["attribution"]["dominant"] == "network"
+
+
+def test_a_lone_agent_seeing_two_providers_slow_down_pages(db, tmp_path):
+    """Both providers' own parts (after the headers) doubling is not a path: the lone agent pages."""
+    cfg = config(tmp_path, providers=("p", "q"))
+    twice = between(4.0, 6.0, 2.0, 1.0)
+    insert_samples(db, probes(M0, "a", HOURS, provider_factor=twice) + probes(Q0, "a", HOURS, provider_factor=twice))
+    run(db, cfg)
+    pages = [r for r in alerts(db) if r["fired_at"] is not None and r["severity"] == "page"]
+    assert {r["scope_key"] for r in pages} == {M0, Q0}
+    assert all(r["attribution"]["dominant"] == "provider" for r in pages)
+    assert [r for r in alerts(db) if r["scope_kind"] in ("vantage", "agent")] == []

@@ -109,6 +109,12 @@ class SeriesDetector:
     def state(self) -> str:
         return self._impl.life.state
 
+    @property
+    def change_started_s(self) -> float | None:
+        """Where the shift being judged began (epoch s); None when none is, or the detector does not date
+        changes (only `regression` on latency or tps does)."""
+        return getattr(self._impl, "change_ts", None)
+
     def observe(self, timestamp: float | datetime, value: float | str | None) -> Evaluation:
         """A number for a latency/tps/error_rate rule; a label (str) for a change rule."""
         ts = timestamp.timestamp() if isinstance(timestamp, datetime) else float(timestamp)
