@@ -41,6 +41,10 @@ class SeriesC:
     values: tuple[float | None, ...]
     steps: tuple[Step, ...]
     start_s: float = EPOCH_S
+    # What no detector is told, for the ceiling (detection_ceiling.py): the log of the noise-free level
+    # without the shifts (cycle and weekends included) and each sample's noise sd.
+    level_log: tuple[float, ...] = ()
+    sd: tuple[float, ...] = ()
 
     def points(self):
         for i, value in enumerate(self.values):
@@ -81,6 +85,8 @@ def generate_c(seed: int, n: int, interval_s: float, sigma: float, steps: tuple[
     hours_volatile = {h for h in range(int(n * interval_s / 3600) + 1) if rng.random() < 0.25}
     phase = rng.uniform(0, 2 * math.pi)
     values: list[float | None] = []
+    levels: list[float] = []
+    sds: list[float] = []
     for k in range(n):
         t_s = EPOCH_S + k * interval_s
         day = (t_s % DAY_S) / DAY_S * 2 * math.pi
@@ -89,7 +95,9 @@ def generate_c(seed: int, n: int, interval_s: float, sigma: float, steps: tuple[
         weekend = -0.1 if weekday >= 5 else 0.0
         sd = sigma * (1.4 if int(k * interval_s // 3600) in hours_volatile else 1.0)
         log_value = math.log(level_ms) + cycle + weekend + shift[k] + rng.gauss(0.0, sd)
+        levels.append(math.log(level_ms) + cycle + weekend)
+        sds.append(sd)
         if rng.random() < 0.01:
             log_value += math.log(min(25.0, rng.paretovariate(1.6)))
         values.append(None if rng.random() < 0.003 else math.exp(log_value))
-    return SeriesC(interval_s, tuple(values), steps)
+    return SeriesC(interval_s, tuple(values), steps, level_log=tuple(levels), sd=tuple(sds))
