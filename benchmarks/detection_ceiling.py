@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/detection_ceiling.py [--quick] [--jobs N]
 
-`detection_fresh.py` scores the shipped detector on `synthetic_c.py`. This
+`detection_fresh.py` scores the shipped detector on `synthetic_c.py` (and
+`synthetic_d.py`, with `--generator d`). This
 asks what the goals there (F1 >= 0.92, <= 1 false page per target-month)
 allow at all. The oracle is told what no detector is: each sample's true
 noise-free level (daily cycle and weekends included, shifts excluded) and
@@ -34,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from detection import Result, run_case, score
-from detection_fresh import FULL, QUICK, SIGMAS, build
+from detection_fresh import FULL, GENERATORS, QUICK, SIGMAS, build
 
 BANK = tuple(math.log(1.5) * 1.3**k for k in range(8))  # 1.5x .. ~9x
 CLIP_SDS = 3.0
@@ -97,6 +98,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--generator", choices=sorted(GENERATORS), default="c")
     args = parser.parse_args(argv)
     months = QUICK if args.quick else FULL
     started = time.perf_counter()
@@ -106,7 +108,7 @@ def main(argv=None) -> int:
     print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for sigma in SIGMAS:
         sets = {
-            which: [partial(build, which, k, sigma) for k in range(count)]
+            which: [partial(build, which, k, sigma, args.generator) for k in range(count)]
             for which, count in (
                 ("shifted", months.shifted),
                 ("two_x", months.two_x),
@@ -121,7 +123,8 @@ def main(argv=None) -> int:
         for label, results in ((f"oracle (h {h:.2f})", oracle), ("detector", detector)):
             main_set = results["shifted"] + results["two_x"] + results["free"]
             print(row(label, sigma, main_set, results["at_min"]))
-    print(f"\nthird generator (benchmarks/synthetic_c.py), 5-minute sampling, the seeds of detection_fresh.py; "
+    print(f"\ngenerator {args.generator} (benchmarks/synthetic_{args.generator}.py), 5-minute sampling, "
+          "the seeds of detection_fresh.py; "
           f"{args.jobs} processes, {time.perf_counter() - started:.0f} s.")  # fmt: skip
     return 0
 

@@ -1,9 +1,10 @@
 """Detection on the third generator, never tuned on (issue 21 item 7), beside the optimal-CUSUM floor.
 
-    .venv/bin/python benchmarks/detection_fresh.py [--quick] [--jobs N]
+    .venv/bin/python benchmarks/detection_fresh.py [--quick] [--jobs N] [--generator c|d]
 
 Series from `benchmarks/synthetic_c.py` (written for this check; nothing in the
-detector was chosen on it), sampled every 5 minutes, per noise level (sd of
+detector was chosen on it) or, with `--generator d`, `benchmarks/synthetic_d.py`
+(written after the detector's last change was chosen), sampled every 5 minutes, per noise level (sd of
 the log 0.2, 0.3, 0.4). The rule is the README's `regression` on ttft_ms with
 min_change 50%, run through `SeriesDetector` exactly as the service runs it.
 Scored by `detection.score`: shifts of 1.5-3x lasting 1 hour to a day are
@@ -30,6 +31,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from detection import GRACE, MONTH_S, Case, Event, run_case, score
 from detection_floor import floor_delay
 from synthetic_c import generate_c, plan_steps
+from synthetic_d import generate_d, plan_steps_d
 
 from monitor.alerts.detectors.detect import DetectorSettings
 
@@ -51,27 +53,33 @@ FULL = Months(shifted=6, two_x=2, at_min=2, free=12)
 QUICK = Months(shifted=2, two_x=1, at_min=1, free=3)
 
 
-def build(which: str, k: int, sigma: float) -> Case:
+# generator name -> (plan its shifts, generate a series, first seed). `d` was written after the detector's
+# last change was chosen on the tune generators; `c` had been run to report before that.
+GENERATORS = {"c": (plan_steps, generate_c, SEED), "d": (plan_steps_d, generate_d, 8101)}
+
+
+def build(which: str, k: int, sigma: float, generator: str = "c") -> Case:
+    plan, generate, first_seed = GENERATORS[generator]
     settings = DetectorSettings(metric="ttft_ms", kind="regression", min_change=0.5)
-    seed = SEED * 100 + k * 10 + round(sigma * 10)
+    seed = first_seed * 100 + k * 10 + round(sigma * 10)
     if which == "free":
-        return Case(which, generate_c(seed, N, INTERVAL_S, sigma), settings, (), 0)
+        return Case(which, generate(seed, N, INTERVAL_S, sigma), settings, (), 0)
     if which in ("two_x", "at_min"):
         factor, hours = (2.0, 1.0) if which == "two_x" else (1.5, 2.0)
-        steps = plan_steps(seed, N, INTERVAL_S, factors=(factor, factor), durations_s=(hours * 3600, hours * 3600),
-                           gaps_s=(6 * 3600.0, 12 * 3600.0), max_ramp=0)  # fmt: skip
-        series = generate_c(seed, N, INTERVAL_S, sigma, steps)
+        steps = plan(seed, N, INTERVAL_S, factors=(factor, factor), durations_s=(hours * 3600, hours * 3600),
+                     gaps_s=(6 * 3600.0, 12 * 3600.0), max_ramp=0)  # fmt: skip
+        series = generate(seed, N, INTERVAL_S, sigma, steps)
         # Scored as `two_x` (delay, caught or missed); `at_min` reads the same fields.
-        return Case("two_x", series, settings, tuple(Event(s.start, s.end, True) for s in steps), 0)
-    steps = plan_steps(seed, N, INTERVAL_S)
-    series = generate_c(seed, N, INTERVAL_S, sigma, steps)
-    return Case("shifted", series, settings, tuple(Event(s.start, s.end, True) for s in steps), GRACE)
+        return Case("two_x", series, settings, tuple(Event(s.start, s.end, True) for s in series.steps), 0)
+    series = generate(seed, N, INTERVAL_S, sigma, plan(seed, N, INTERVAL_S))
+    return Case("shifted", series, settings, tuple(Event(s.start, s.end, True) for s in series.steps), GRACE)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--generator", choices=sorted(GENERATORS), default="c")
     args = parser.parse_args(argv)
     months = QUICK if args.quick else FULL
     started = time.perf_counter()
@@ -79,7 +87,7 @@ def main(argv=None) -> int:
     for sigma in SIGMAS:
         for which, count in (("shifted", months.shifted), ("two_x", months.two_x), ("at_min", months.at_min),
                              ("free", months.free)):  # fmt: skip
-            plan += [(sigma, which, partial(build, which, k, sigma)) for k in range(count)]
+            plan += [(sigma, which, partial(build, which, k, sigma, args.generator)) for k in range(count)]
     with ProcessPoolExecutor(args.jobs) as pool:
         results = list(pool.map(run_case, [p[2] for p in plan], chunksize=1))
     floors = {sigma: floor_delay(sigma, INTERVAL_S) for sigma in SIGMAS}
@@ -104,7 +112,8 @@ def main(argv=None) -> int:
     s = score(everything)
     print(f"| all | {s.precision:.3f} | {s.recall:.3f} | {s.f1:.3f} | {s.eligible} | {s.delay(0.5)} "
           f"| {s.delay(0.5, True)} | | | {s.false_per_month:.2f} ({s.false_alarms} in {s.months:.0f}) |")  # fmt: skip
-    print(f"\nthird generator (benchmarks/synthetic_c.py), 5-minute sampling, seeds from {SEED}; "
+    print(f"\ngenerator {args.generator} (benchmarks/synthetic_{args.generator}.py), 5-minute sampling, "
+          f"seeds from {GENERATORS[args.generator][2]}; "
           f"{args.jobs} processes, {time.perf_counter() - started:.0f} s.")  # fmt: skip
     return 0
 

@@ -53,14 +53,17 @@ class Baseline:
         self.ac_cross, self.ac_square, self.prev_resid = 0.0, 0.0, None  # running lag-1 moments
 
     # ------------------------------------------------------------ samples
-    def push(self, ts: float, x: float, judging: bool) -> None:
-        """A new sample; the oldest recent one moves on: to quarantine while judging, else to the baseline."""
+    def push(self, ts: float, x: float, judging: bool, suspect: bool = False) -> None:
+        """A new sample; the oldest recent one moves on: to quarantine while judging, else to the baseline.
+
+        `suspect`: the detector's evidence for a shift is building up, so the sample may belong to one:
+        it joins the level window but does not teach the noise model (see `_learn`)."""
         if len(self.recent) >= self.settings.recent_samples:
             old = self.recent.popleft()
             if judging:
                 self.quarantine.append(old)
             else:
-                self._learn(*old)
+                self._learn(*old, noise=not suspect)
         self.recent.append((ts, x))
 
     def prune(self, ts: float) -> None:
@@ -70,19 +73,19 @@ class Baseline:
     def ready(self) -> bool:
         return len(self.window) >= (MIN_EVALUATE if self.profile.active else self.settings.min_baseline_samples)
 
-    def _learn(self, ts: float, x: float) -> None:
+    def _learn(self, ts: float, x: float, noise: bool = True) -> None:
         offset = self.profile.offset(ts)
         if len(self.window) >= MIN_EVALUATE:
             level, scale = self.window.median(), self.last_scale or self.scale()
             resid = x - offset - level
-            self.scale_n += 1
-            self.scale_mean += (min(abs(resid), SCALE_CLIP * scale) - self.scale_mean) / min(self.scale_n, SCALE_MEMORY)
-            bounded = max(-SCALE_CLIP * scale, min(SCALE_CLIP * scale, resid))
-            if self.prev_resid is not None:
-                memory = min(self.scale_n, SCALE_MEMORY)
-                self.ac_cross += (bounded * self.prev_resid - self.ac_cross) / memory
-                self.ac_square += (bounded * bounded - self.ac_square) / memory
-            self.prev_resid = bounded
+            if noise:
+                self._learn_noise(resid, scale)
+            else:
+                # A sample of a shift that may be building up: its residual is the shift, not noise. Learned,
+                # it would widen the scale and, run after run, read as correlated noise (on white noise with
+                # 1.5x steps phi came out ~0.1 half the time), blunting the charts against the very shifts
+                # they are slow to catch.
+                self.prev_resid = None
             clipped = offset + level + max(-PROFILE_CLIP * scale, min(PROFILE_CLIP * scale, resid))
             old_coef = self.profile.coef
             if self.profile.add(ts, clipped):
@@ -95,6 +98,17 @@ class Baseline:
             weight = 1.0 if self.long_ts is None else min(1.0, (ts - self.long_ts) / self.settings.baseline_window_s)
             self.long_level += weight * (now - self.long_level)
             self.long_ts = ts
+
+    def _learn_noise(self, resid: float, scale: float) -> None:
+        """The running noise scale and lag-1 autocorrelation, from one residual."""
+        self.scale_n += 1
+        self.scale_mean += (min(abs(resid), SCALE_CLIP * scale) - self.scale_mean) / min(self.scale_n, SCALE_MEMORY)
+        bounded = max(-SCALE_CLIP * scale, min(SCALE_CLIP * scale, resid))
+        if self.prev_resid is not None:
+            memory = min(self.scale_n, SCALE_MEMORY)
+            self.ac_cross += (bounded * self.prev_resid - self.ac_cross) / memory
+            self.ac_square += (bounded * bounded - self.ac_square) / memory
+        self.prev_resid = bounded
 
     def _reseason(self, old_coef: list[float]) -> None:
         """A day was learned: restate the stored window under the new daily offsets.

@@ -39,7 +39,11 @@ it roughly normal and a 2x shift the same distance at 200 ms as at 2 s;
    one evaluation at most, the next ordinary sample takes it back down.
 5. While pending or firing, samples leaving the recent window go to a
    quarantine instead of the baseline, and the baseline is frozen: a shift
-   never becomes its own reference while it is being judged.
+   never becomes its own reference while it is being judged. Before that,
+   while any chart is half way to its threshold, they join the level but
+   not the noise scale or its autocorrelation: a shift still building up
+   would otherwise read as wider, correlated noise and blunt the charts
+   against the very shifts they are slow to catch.
 6. Resolution: a second CUSUM weighs "back at the baseline" against "still
    at least `min_change` up"; the condition is clear while it is above
    `h_recover`, and `resolve_after` clear evaluations in a row resolve.
@@ -81,6 +85,7 @@ EASE_LIMIT = 2.0
 # An alarm must show this share of min_change in the median since the change began (evidence is not
 # effect: see observe). 0.8 on the tune seeds: 0.7 let plateau edges through, 0.9 cost recall at sd 0.3.
 EFFECT_SHARE = 0.8
+HOLD_SHARE = 0.5
 
 
 def shift_grid(min_change: float) -> list[float]:
@@ -111,7 +116,7 @@ class RegressionDetector:
             expected = math.exp(self.sign * base.level(ts)) if base.ready() else None
             return Evaluation(ts, life.state, evaluated=False, baseline=expected)
         x = self.sign * math.log(value)
-        base.push(ts, x, judging=life.state != OK)
+        base.push(ts, x, judging=life.state != OK, suspect=self._accumulating())
         if life.state != FIRING:
             base.prune(ts)
         if not base.ready():
@@ -198,6 +203,10 @@ class RegressionDetector:
                     best, self.change_ts = total / h, self.run_start[j]
             self.charts[j] = min(total, 2 * h)  # capped, so old evidence cannot keep an alarm up forever
         return raising
+
+    def _accumulating(self) -> bool:
+        """Is some chart half way to its threshold? Then a shift may be building up."""
+        return any(c >= HOLD_SHARE * self.settings.h_slow for c in self.charts)
 
     def _sustained(self, scale: float) -> bool:
         """The fast path (sustained.py): the newest samples all well above the baseline band."""

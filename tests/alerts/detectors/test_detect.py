@@ -207,6 +207,22 @@ def test_a_shift_just_over_min_change_pages_once_without_flapping():
     assert 300 <= started(evs)[0] <= 320
 
 
+def test_shifts_being_judged_do_not_teach_the_noise_model():
+    """White noise with 1.5x two-hour steps: while a chart builds evidence, the samples leaving the
+    recent window join the level but not the noise scale or its autocorrelation. Learned, the steps
+    read as correlated noise (phi > 0 in 65% of evaluations here, against 29%) and blunted every chart."""
+    rng = random.Random(21)
+    det = SeriesDetector(DetectorSettings(metric="ttft_ms", kind="regression", min_change=0.5))
+    phis = []
+    for k in range(8 * 288):
+        shifted = k > 288 and k % 120 < 24  # two hours in every ten
+        value = 500.0 * math.exp(rng.gauss(0.0, 0.3) + (math.log(1.5) if shifted else 0.0))
+        det.observe(EPOCH_S + k * 300.0, value)
+        if det._impl.base.ready() and k > 600:
+            phis.append(det._impl.base.autocorrelation())
+    assert sum(phi > 0 for phi in phis) / len(phis) < 0.45
+
+
 def test_shifts_under_min_change_do_not_page():
     values = quiet(900, 7, [Shift(300, 300, 1.2)])
     assert started(feed(SeriesDetector(REGRESSION), values)) == []
