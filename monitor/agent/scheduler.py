@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
+from apscheduler.events import EVENT_JOB_MAX_INSTANCES, JobSubmissionEvent
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
@@ -36,6 +37,13 @@ from monitor.sample import ErrorKind, Sample
 log = logging.getLogger(__name__)
 
 MAX_JITTER_S = 0.25
+# A target whose round outlasts its interval (a cache probe's pair is two probes back to back) has
+# its next round skipped: it never runs twice at once. APScheduler warns about every skip, which at
+# a 5-second interval is a line every 5 seconds per target; its logger only passes errors, and the
+# skips are reported here, per target, at most this often, with how many there were.
+SKIP_REPORT_EVERY_S = 600.0
+_APSCHEDULER = logging.getLogger(f"{__name__}.apscheduler")
+_APSCHEDULER.setLevel(logging.ERROR)
 
 
 def phase_offset_s(target_id: str, interval_s: float) -> float:
@@ -91,7 +99,11 @@ class ProbeScheduler:
         self._scheduler = AsyncIOScheduler(
             timezone=UTC,
             job_defaults={"coalesce": True, "max_instances": 1},
+            logger=_APSCHEDULER,
         )
+        self._scheduler.add_listener(self._skipped, EVENT_JOB_MAX_INSTANCES)
+        self._skips: dict[str, int] = {}  # target id -> rounds skipped since its last report
+        self._skips_reported_s: dict[str, float] = {}  # target id -> monotonic time of that report
 
     # ----------------------------------------------------------- lifecycle
     def start(self, targets: Iterable) -> None:
@@ -122,6 +134,23 @@ class ProbeScheduler:
             )
         self._size_routes()
         log.info("scheduling %d targets", len(self._targets))
+
+    def _skipped(self, event: JobSubmissionEvent) -> None:
+        """A round skipped because the last one still runs: counted, and reported now and then."""
+        target_id = event.job_id
+        self._skips[target_id] = self._skips.get(target_id, 0) + 1
+        now_s = time.monotonic()
+        if now_s - self._skips_reported_s.get(target_id, -SKIP_REPORT_EVERY_S) < SKIP_REPORT_EVERY_S:
+            return
+        slot = self._slots.get(target_id)
+        log.warning(
+            "%s: %d round(s) skipped since the last report: a round took longer than its %sinterval "
+            "(a cache probe's round is two probes back to back)",
+            target_id,
+            self._skips.pop(target_id),
+            f"{slot.interval_s:g} s " if slot else "",
+        )
+        self._skips_reported_s[target_id] = now_s
 
     def _route(self, target) -> RouteLoad:
         key = (target.provider, target.region)

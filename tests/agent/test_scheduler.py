@@ -196,3 +196,19 @@ def test_first_run_waits_for_its_phase(interval):
     now = time.time()
     start = next_grid_time_s(now, interval, phase_offset_s("x", interval))
     assert now <= start < now + interval
+
+
+def test_a_round_longer_than_its_interval_skips_the_next_and_says_so_once(caplog):
+    """A cache pair at a 5 s interval can outlast it: the next round is skipped (never two at once),
+    and the agent says so once per target per report period, with the count, instead of APScheduler's
+    warning at every skip."""
+    targets = [FakeTarget("slow", 0.3), FakeTarget("quick", 0.3)]
+    with caplog.at_level(logging.WARNING):
+        samples, seen = run_scheduler(targets, seconds=2.0, probe_s=0.7, grace_s=2.0)
+    assert seen["max"] <= 2  # never two rounds of one target at once
+    rounds = {t.id: sum(s.target == t.id for s in samples) for t in targets}
+    assert all(1 <= n <= 3 for n in rounds.values()), rounds  # 2 s of 0.7 s rounds, not 6 of 0.3 s
+    reports = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
+    assert len(reports) == 2, reports  # one per target within the report period, however many skips
+    assert all("round(s) skipped since the last report" in m and "0.3 s interval" in m for m in reports)
+    assert not [r for r in caplog.records if r.name.startswith("apscheduler")], caplog.text
