@@ -23,7 +23,6 @@ data; the gap between the oracle and the detector is what is left to win.
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
@@ -35,7 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from detection import Result, run_case, score
-from detection_fresh import FULL, GENERATORS, QUICK, SIGMAS, build
+from detection_fresh import FULL, QUICK, SIGMAS, arguments, build
 
 BANK = tuple(math.log(1.5) * 1.3**k for k in range(8))  # 1.5x .. ~9x
 CLIP_SDS = 3.0
@@ -95,11 +94,7 @@ def row(label: str, sigma: float, main_set, at_min) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
-    parser.add_argument("--generator", choices=sorted(GENERATORS), default="c")
-    args = parser.parse_args(argv)
+    args = arguments(argv, __doc__)
     months = QUICK if args.quick else FULL
     started = time.perf_counter()
     print(

@@ -75,12 +75,17 @@ def build(which: str, k: int, sigma: float, generator: str = "c") -> Case:
     return Case("shifted", series, settings, tuple(Event(s.start, s.end, True) for s in series.steps), GRACE)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+def arguments(argv, doc: str | None) -> argparse.Namespace:
+    """The options this benchmark and detection_ceiling.py share: --quick, --jobs, --generator."""
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--generator", choices=sorted(GENERATORS), default="c")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = arguments(argv, __doc__)
     months = QUICK if args.quick else FULL
     started = time.perf_counter()
     plan = []
