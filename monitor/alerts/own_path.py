@@ -23,7 +23,7 @@ it), so it never turns into a page half-way through.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +37,8 @@ from monitor.alerts.scope import Scope
 # half leaves room for noise in a median of a few samples, and two providers' edges slowing by
 # comparable amounts in the same minutes by chance is far rarer than an agent moving.
 OTHER_PROVIDER_SHARE = 0.5
+
+TARGETS_JUDGED_PER_PROVIDER = 3
 
 Attribute = Callable[[str, str, float], Mapping[str, Any] | None]  # (target id, agent, since epoch s) -> split
 
@@ -58,6 +60,9 @@ def own_path_holds(
     """target id -> the providers whose network path from its lone agent rose at once, for each alarm
     that is the agent's own path; an alarm already held as a vantage alert stays held."""
     held: dict[str, tuple[str, ...]] = {}
+    by_provider: dict[str | None, list[str]] = {}
+    for target, scope in members.items():
+        by_provider.setdefault(scope.provider, []).append(target)
     for target, alarm in alarms.items():
         scope = members.get(target)
         if scope is None:
@@ -66,32 +71,48 @@ def own_path_holds(
         if page is not None and page.state == FIRING:
             continue  # already a page: it ends as one
         if scope.seen_from(alarm.agent).key in live:
-            held[target] = providers_moved(target, alarm, members, attribute) or (scope.provider,)
+            held[target] = providers_moved(target, alarm, members, by_provider, attribute) or (scope.provider,)
             continue
-        moved = providers_moved(target, alarm, members, attribute)
+        moved = providers_moved(target, alarm, members, by_provider, attribute)
         if moved:
             held[target] = moved
     return held
 
 
 def providers_moved(
-    target: str, alarm: LoneAlarm, members: Mapping[str, Scope], attribute: Attribute
+    target: str,
+    alarm: LoneAlarm,
+    members: Mapping[str, Scope],
+    by_provider: Mapping[str | None, Sequence[str]],
+    attribute: Attribute,
 ) -> tuple[str, ...]:
     """The alarming target's provider and every other provider whose network part from the same agent
     rose since the change began by `OTHER_PROVIDER_SHARE` of the target's; () unless the target's own
-    change is mostly the network and at least one other provider moved with it."""
+    change is mostly the network and at least one other provider moved with it.
+
+    Each other provider is judged on the first few of its targets the agent has a path history for:
+    a path that moved moves them all, and an agent that moved with 5,000 targets alarming must not
+    cost 5,000 x 5,000 attributions in one round."""
     own = attribute(target, alarm.agent, alarm.since_s)
     if not own or own["dominant"] != NETWORK or float(own["network_ms"]) <= 0.0:
         return ()
     provider = members[target].provider
     floor_ms = OTHER_PROVIDER_SHARE * float(own["network_ms"])
     others = set()
-    for other, scope in members.items():
-        if scope.provider == provider or scope.provider in others:
+    for other_provider, targets in by_provider.items():
+        if other_provider == provider:
             continue
-        split = attribute(other, alarm.agent, alarm.since_s)
-        if split and float(split["network_ms"]) >= floor_ms:
-            others.add(scope.provider)
+        judged = 0
+        for other in targets:
+            split = attribute(other, alarm.agent, alarm.since_s)
+            if split is None:
+                continue  # not probed from this agent, or too little history to say
+            if float(split["network_ms"]) >= floor_ms:
+                others.add(other_provider)
+                break
+            judged += 1
+            if judged >= TARGETS_JUDGED_PER_PROVIDER:
+                break
     return tuple(sorted({provider, *others})) if others else ()
 
 
