@@ -38,7 +38,7 @@ from monitor.alerts.scope import Scope
 # comparable amounts in the same minutes by chance is far rarer than an agent moving.
 OTHER_PROVIDER_SHARE = 0.5
 
-TARGETS_JUDGED_PER_PROVIDER = 3
+TARGETS_JUDGED_PER_PROVIDER = 3  # a path that moved moves every target of a provider: a few say it
 
 Attribute = Callable[[str, str, float], Mapping[str, Any] | None]  # (target id, agent, since epoch s) -> split
 
