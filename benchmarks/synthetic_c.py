@@ -9,7 +9,8 @@ not, on purpose:
 - spikes: 1% of samples multiplied by a Pareto(alpha 1.6) factor, capped at
   25x (heavy-tailed rather than uniform 3-15x);
 - a daily cycle of two harmonics (a morning and an afternoon peak, ±20%)
-  and quieter weekends (-10%);
+  and quieter weekends (-10%; the day formula below makes them Friday and Saturday UTC, kept as it
+  is because every figure reported from this generator came from it);
 - shifts of 1.5-3x (log-uniform) lasting 1 hour to a day (log-uniform),
   6 hours to 2 days apart, reached as a step or over a ramp of up to 6
   samples; exactly `min_change` (1.5x) shifts are as likely as any other
@@ -91,7 +92,7 @@ def generate_c(seed: int, n: int, interval_s: float, sigma: float, steps: tuple[
         t_s = EPOCH_S + k * interval_s
         day = (t_s % DAY_S) / DAY_S * 2 * math.pi
         cycle = 0.12 * math.sin(day + phase) + 0.08 * math.sin(2 * day + 1.3 * phase)
-        weekday = int((t_s // DAY_S + 4) % 7)  # 1970-01-01 was a Thursday
+        weekday = int((t_s // DAY_S + 4) % 7)  # 0 = Sunday (1970-01-01, a Thursday, is 4): 5 and 6 are Fri, Sat
         weekend = -0.1 if weekday >= 5 else 0.0
         sd = sigma * (1.4 if int(k * interval_s // 3600) in hours_volatile else 1.0)
         log_value = math.log(level_ms) + cycle + weekend + shift[k] + rng.gauss(0.0, sd)

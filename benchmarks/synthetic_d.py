@@ -10,7 +10,8 @@ what none of them does:
   walk in log between 0.7x and 1.6x `sigma` (a GARCH-like regime, not
   fixed volatile hours);
 - a daily shape with a lunch dip and an evening peak (three harmonics,
-  +-18%), a Monday-morning bump, and a slow creep of the level over the
+  +-18%), a weekly morning bump (Sunday UTC, by the day formula below: meant
+  as Monday's, kept as reported), and a slow creep of the level over the
   month (up to +12%, never labelled);
 - spike runs: 0.6% of samples start a run of 1-4 slow probes at 2-8x;
 - improvements that are not events: a few 0.6-0.8x dips lasting hours
@@ -105,7 +106,7 @@ def generate_d(seed: int, n: int, interval_s: float, sigma: float, steps: tuple[
         t_s = EPOCH_S + k * interval_s + rng.uniform(-20.0, 20.0)
         day = (t_s % DAY_S) / DAY_S * 2 * math.pi
         shape = 0.1 * math.sin(day + phase) - 0.05 * math.cos(2 * day + phase) + 0.03 * math.sin(3 * day)
-        weekday = int((t_s // DAY_S + 4) % 7)  # 0 = Monday
+        weekday = int((t_s // DAY_S + 4) % 7)  # 0 = Sunday (1970-01-01, a Thursday, is 4)
         hour = (t_s % DAY_S) / 3600.0
         bump = 0.08 if weekday == 0 and 7.0 <= hour < 10.0 else 0.0
         level = base + shape + bump + creep * k / n + dips[k]
