@@ -13,9 +13,14 @@ so the row reads back as datetimes elsewhere and compares correctly as text here
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Connection, text
+
+from monitor.agent.leader_identity import died_on_this_host
+
+log = logging.getLogger(__name__)
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
 
@@ -29,6 +34,11 @@ _TAKE = text(
     "WHERE name = :name AND expires_at <= :now"
 )
 _MINE = text("SELECT token FROM leader_lease WHERE name = :name AND holder = :holder")
+_CURRENT = text("SELECT holder, token FROM leader_lease WHERE name = :name")
+_TAKE_FROM_DEAD = text(
+    "UPDATE leader_lease SET holder = :holder, token = token + 1, acquired_at = :now, expires_at = :until "
+    "WHERE name = :name AND holder = :dead AND token = :token"
+)
 _GIVE_UP = text("UPDATE leader_lease SET expires_at = :now WHERE name = :name AND holder = :holder AND token = :token")
 _FENCE = "SELECT 1 FROM leader_lease WHERE name = ? AND token = ? AND expires_at > ?"
 
@@ -48,12 +58,20 @@ def renew(conn: Connection, name: str, holder: str, token: int, ttl_s: float) ->
 
 
 def take(conn: Connection, name: str, holder: str, ttl_s: float) -> int | None:
-    """The lease if nobody holds it or its holder's ran out; None while another agent holds it."""
+    """The lease if nobody holds it, its holder's ran out, or its holder's process is gone from this
+    host (every process of a SQLite file runs on its host); None while another agent holds it."""
     params = {"name": name, "holder": holder, **_times(ttl_s)}
     if conn.execute(_CREATE, params).rowcount == 1:
         return 1
     if conn.execute(_TAKE, params).rowcount != 1:
-        return None
+        current = conn.execute(_CURRENT, params).first()
+        if current is None or current.holder == holder or not died_on_this_host(current.holder):
+            return None
+        # Compare-and-set on the dead holder's token: of two agents noticing at once, one takes it.
+        taken = {**params, "dead": current.holder, "token": current.token}
+        if conn.execute(_TAKE_FROM_DEAD, taken).rowcount != 1:
+            return None
+        log.info("leader lease taken from %s, whose process is gone", current.holder)
     return conn.execute(_MINE, params).scalar()
 
 

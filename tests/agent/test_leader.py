@@ -193,3 +193,67 @@ def test_the_leader_holds_no_open_transaction(pg_server):
         assert election.poll() and election.token == token
     finally:
         election.release()
+
+
+def _holder(pid: int, host: str | None = None) -> str:
+    import socket
+
+    return f"gone/{host or socket.gethostname()}/{pid}/0badc0de"
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()  # reaped: the pid is free
+    return child.pid
+
+
+def test_sqlite_a_lease_whose_holder_died_on_this_host_is_taken_at_once(tmp_path):
+    """Every process of a SQLite file runs on its host: a demo killed outright and started again
+    leads at its first poll instead of 20 s later. A holder alive, or on another host, keeps it."""
+    import subprocess
+    import sys
+
+    from monitor.agent.leader_identity import instance_name
+
+    url = f"sqlite:///{tmp_path / 'lease.db'}"
+    migrate.upgrade(make_engine(url))
+    made = []
+
+    def election(holder):
+        made.append(LeaderElection(make_engine(url), holder, ttl_s=60.0))
+        return made[-1]
+
+    try:
+        assert election(_holder(_dead_pid(), host="another-host")).poll()
+        assert not election(instance_name("demo")).poll()  # another host's pid says nothing here
+        with make_engine(url).begin() as conn:
+            conn.execute(text("DELETE FROM leader_lease"))
+        sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        try:
+            assert election(_holder(sleeper.pid)).poll()
+            assert not election(instance_name("demo")).poll()  # alive: its lease runs out as usual
+        finally:
+            sleeper.kill()
+            sleeper.wait()
+        new = election(instance_name("demo"))
+        assert new.poll() and new.token == 2  # its process is gone: taken at once, token bumped
+        assert lease_row(url) == (new.holder, 2)
+    finally:
+        for e in made:
+            e._engine.dispose()
+
+
+@POSTGRES
+def test_postgres_keeps_a_dead_holders_lease_until_it_runs_out(pg_database):
+    """Agents of one PostgreSQL database run on many hosts (and containers share host names), so
+    there a lease is only ever taken once it has run out."""
+    first = LeaderElection(make_engine(pg_database), _holder(_dead_pid()), ttl_s=60.0)
+    second = LeaderElection(make_engine(pg_database), "second", ttl_s=60.0)
+    try:
+        assert first.poll() and not second.poll()
+    finally:
+        first._engine.dispose()
+        second._engine.dispose()
