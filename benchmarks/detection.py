@@ -264,6 +264,11 @@ class Score:
         return values[min(len(values) - 1, math.ceil(q * len(values)) - 1)] if values else None
 
     @property
+    def two_x_caught(self) -> str:
+        """`caught/all` of the exactly-sized steps (the 2x set, or the exactly-min_change one)."""
+        return f"{len(self.two_x_delays)}/{len(self.two_x_delays) + self.two_x_missed}"
+
+    @property
     def two_x_within_3(self) -> float | None:
         total = len(self.two_x_delays) + self.two_x_missed
         return sum(d <= 3 for d in self.two_x_delays) / total if total else None

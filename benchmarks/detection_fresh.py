@@ -108,10 +108,9 @@ def main(argv=None) -> int:
         at_min = [r for p, r in mine if p[1] == "at_min"]
         everything += main_set
         s, m = score(main_set), score(at_min)
-        caught = f"{len(m.two_x_delays)}/{len(m.two_x_delays) + m.two_x_missed}"
         print(
             f"| {sigma:g} | {s.precision:.3f} | {s.recall:.3f} | {s.f1:.3f} | {s.eligible} | {s.delay(0.5)} "
-            f"| {s.delay(0.5, True)} | {floors[sigma]:g} | {caught} "
+            f"| {s.delay(0.5, True)} | {floors[sigma]:g} | {m.two_x_caught} "
             f"| {s.false_per_month:.2f} ({s.false_alarms} in {s.months:.0f}) |"
         )
     s = score(everything)

@@ -67,11 +67,11 @@ def counted(n: int, noun: str) -> str:
     return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
-def listed(names: list[str] | tuple[str, ...]) -> str:
-    """`a`, `a and b`, `a, b and c`; `no agent` for none (the names in alerts are agents and providers)."""
+def listed(names: list[str] | tuple[str, ...], empty: str = "none") -> str:
+    """`a`, `a and b`, `a, b and c`; `empty` for none."""
     names = list(names)
     if not names:
-        return "no agent"
+        return empty
     if len(names) == 1:
         return names[0]
     return f"{', '.join(names[:-1])} and {names[-1]}"

@@ -65,3 +65,10 @@ def test_counted_says_one_noun_and_many_nouns():
     assert fmt.counted(1, "provider") == "1 provider"
     assert fmt.counted(2, "target") == "2 targets"
     assert fmt.counted(1200, "target") == "1,200 targets"
+
+
+def test_listed_joins_names_as_a_sentence_does():
+    assert fmt.listed([]) == "none" and fmt.listed((), empty="no agent") == "no agent"
+    assert fmt.listed(["eu-west"]) == "eu-west"
+    assert fmt.listed(("a", "b")) == "a and b"
+    assert fmt.listed(["a", "b", "c"]) == "a, b and c"

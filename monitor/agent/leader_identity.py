@@ -13,8 +13,7 @@ import uuid
 
 
 def instance_name(agent: str) -> str:
-    """Who holds the lease, for /healthz and the logs: unique per process, even for one agent name.
-    `agent/host/pid/random`: the host and pid let a SQLite lease tell a holder that died (lease_sqlite)."""
+    """This process's holder name (see the module docstring)."""
     return f"{agent}/{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
 
 
@@ -29,9 +28,9 @@ def died_on_this_host(holder: str) -> bool:
     if pid == os.getpid():
         return False
     try:
-        os.kill(pid, 0)
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
     except ProcessLookupError:
         return True
     except OSError:
-        return False
+        pass  # it exists, under another user
     return False

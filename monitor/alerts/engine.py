@@ -138,11 +138,10 @@ class AlertEngine:
             silences = active_silences(conn, config.silences, now)
 
         intervals = {t.id: t.interval_s for t in config.targets}
-        by_pair: dict[tuple[str, str], dict[str, Series]] = {}
-        for (name, target, agent), series in self._series.items():
-            by_pair.setdefault((name, target), {})[agent] = series
-        live_firing = {(r.rule, r.scope.key) for r in live if r.state == FIRING and r.scope.kind == TARGET}
         rounds: dict[str, RuleRound] = {name: RuleRound() for name in rules}
+        for (name, target, agent), series in self._series.items():
+            rounds[name].series.setdefault(target, {})[agent] = series
+        live_firing = {(r.rule, r.scope.key) for r in live if r.state == FIRING and r.scope.kind == TARGET}
         transitioned: set[SeriesKey] = set()
         confirm: dict[str, str] = {}  # target -> the agent that began to see it alone: ask the others
         count = 0
@@ -151,7 +150,7 @@ class AlertEngine:
             if not new_points:
                 continue  # nothing new: its alerts keep what the last round that saw samples said
             rule, settings = rules[name]
-            agents = by_pair.setdefault((name, target), {})
+            agents = rounds[name].series.setdefault(target, {})
             window_s = max(settings.window_s, PROBING_INTERVALS * intervals.get(target, 0.0)) + opts.settle_s
             fed = feed_pair(
                 agents,
@@ -168,9 +167,9 @@ class AlertEngine:
             count += fed.evaluated
             if fed.ask_from is not None:
                 confirm.setdefault(target, fed.ask_from)
-            rounds[name].add(target, scope, fed, agents)
+            rounds[name].add(target, scope, fed)
 
-        hold_own_paths(rules, members, rounds, by_pair, live)
+        hold_own_paths(rules, members, rounds, live)
         changes = self._lifecycle(rules, members, rounds, live, released, silences, config, now)
         saving = self._due_checkpoints(transitioned)
         routes_instead = alternatives(engine, changes, now)  # read before the write transaction
@@ -298,20 +297,15 @@ class AlertEngine:
         return due + stale[: max(0, self.options.max_checkpoints_per_round - len(due))]
 
 
-def hold_own_paths(rules, members, rounds: Mapping[str, RuleRound], by_pair, live: list[AlertRecord]) -> None:
+def hold_own_paths(rules, members, rounds: Mapping[str, RuleRound], live: list[AlertRecord]) -> None:
     """A lone agent's latency regressions that are its own network path become its vantage alerts
     (own_path.py), judged across every target of the rule that agent probes, not only this round's."""
     for name, rr in rounds.items():
         settings = rules[name][1]
         if not rr.lone or settings.kind != "regression" or settings.metric not in LATENCY_RULE_METRICS:
             continue
-
-        def attribute(target: str, agent: str, since_s: float, name: str = name):
-            series = by_pair.get((name, target), {}).get(agent)
-            return None if series is None else series.paths.attribute(since_s)
-
         rule_live = {r.scope.key: r for r in live if r.rule == name}
-        for target, providers in own_path_holds(rr.lone, members[name], rule_live, attribute).items():
+        for target, providers in own_path_holds(rr.lone, members[name], rule_live, rr.attribute).items():
             rr.hold_as_vantage(target, members[name][target], providers)
 
 

@@ -71,9 +71,9 @@ def own_path_holds(
         if page is not None and page.state == FIRING:
             continue  # already a page: it ends as one
         if scope.seen_from(alarm.agent).key in live:
-            held[target] = providers_moved(target, alarm, members, by_provider, attribute) or (scope.provider,)
+            held[target] = providers_moved(target, scope.provider, alarm, by_provider, attribute) or (scope.provider,)
             continue
-        moved = providers_moved(target, alarm, members, by_provider, attribute)
+        moved = providers_moved(target, scope.provider, alarm, by_provider, attribute)
         if moved:
             held[target] = moved
     return held
@@ -81,8 +81,8 @@ def own_path_holds(
 
 def providers_moved(
     target: str,
+    provider: str | None,
     alarm: LoneAlarm,
-    members: Mapping[str, Scope],
     by_provider: Mapping[str | None, Sequence[str]],
     attribute: Attribute,
 ) -> tuple[str, ...]:
@@ -96,7 +96,6 @@ def providers_moved(
     own = attribute(target, alarm.agent, alarm.since_s)
     if not own or own["dominant"] != NETWORK or float(own["network_ms"]) <= 0.0:
         return ()
-    provider = members[target].provider
     floor_ms = OTHER_PROVIDER_SHARE * float(own["network_ms"])
     others = set()
     for other_provider, targets in by_provider.items():

@@ -82,7 +82,7 @@ def agent_wide(vantage_providers: Mapping[str, Iterable[str]]) -> set[str]:
 def seen_from_text(agents: Iterable[str], agents_clear: Iterable[str]) -> str:
     """`seen from eu-west only; us-east and ap-south normal` (a vantage alert's summary tail)."""
     seen, clear = list(agents), list(agents_clear)
-    text = f"seen from {fmt.listed(seen)}{' only' if clear else ''}"
+    text = f"seen from {fmt.listed(seen, empty='no agent')}{' only' if clear else ''}"
     if clear:
         text += f"; {fmt.listed(clear)} normal"
     return text

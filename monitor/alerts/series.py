@@ -107,10 +107,11 @@ class RuleRound:
     evaluations_v: dict[str, list[Evaluation]] = field(default_factory=dict)  # vantage key -> its evaluations
     scopes: dict[str, Scope] = field(default_factory=dict)  # vantage key -> scope, per probing agent
     verdicts: dict[str, Verdict] = field(default_factory=dict)  # target id -> where the condition holds
-    paths: dict[str, dict[str, PathHistory]] = field(default_factory=dict)  # target id -> agent -> history
+    # target id -> agent -> series: every series of the rule, fed this round or not (attribution reads them)
+    series: dict[str, dict[str, Series]] = field(default_factory=dict)
     lone: dict[str, LoneAlarm] = field(default_factory=dict)  # target id -> its one agent's alarm (own_path.py)
 
-    def add(self, target: str, scope: Scope, fed: Fed, agents: Mapping[str, Series]) -> None:
+    def add(self, target: str, scope: Scope, fed: Fed) -> None:
         if fed.fold.target:
             self.evaluations[target] = fed.fold.target
         self.verdicts[target] = fed.verdict
@@ -119,13 +120,12 @@ class RuleRound:
             self.scopes[seen.key] = seen
             if fed.fold.vantage.get(agent):
                 self.evaluations_v[seen.key] = fed.fold.vantage[agent]
-        self.paths[target] = {a: s.paths for a, s in agents.items()}
-        if fed.fold.single and fed.fold.target:
-            (agent,) = fed.fold.states
-            alarming = [ev.timestamp for ev in fed.fold.target if ev.state != OK]
-            if alarming:
-                since = agents[agent].detector.change_started_s
-                self.lone[target] = LoneAlarm(agent, since if since is not None else alarming[0])
+        if fed.fold.single:
+            first = next((ev.timestamp for ev in fed.fold.target if ev.state != OK), None)
+            if first is not None:
+                (agent,) = fed.fold.states
+                since = self.series[target][agent].detector.change_started_s
+                self.lone[target] = LoneAlarm(agent, first if since is None else since)
 
     def hold_as_vantage(self, target: str, scope: Scope, providers: tuple[str, ...]) -> None:
         """A lone agent's alarm that is its own path (own_path.py): its evaluations become its vantage
@@ -139,8 +139,9 @@ class RuleRound:
         self.verdicts[target] = replace(self.verdicts[target], state=OK, vantage=(agent,), own_path=providers)
 
     def attribute(self, target: str, agent: str, since_s: float) -> dict[str, Any] | None:
-        history = self.paths.get(target, {}).get(agent)
-        return None if history is None else history.attribute(since_s)
+        """One series' network/provider split since `since_s`; None for a series the rule does not have."""
+        series = self.series.get(target, {}).get(agent)
+        return None if series is None else series.paths.attribute(since_s)
 
 
 def probing_agents(agents: Mapping[str, Series], new_points, since: datetime, unhealthy) -> frozenset[str]:

@@ -82,9 +82,8 @@ class FarAgent:
         """SIGTERM (it lets its probes in flight finish and flushes its samples), then the relay.
 
         Once: the demo calls it on Ctrl-C and again as it unwinds, whatever ended it."""
-        if self._stopping is not None:
-            return await asyncio.shield(self._stopping)
-        self._stopping = asyncio.ensure_future(self._stop())
+        if self._stopping is None:
+            self._stopping = asyncio.ensure_future(self._stop())
         return await asyncio.shield(self._stopping)
 
     async def _stop(self) -> int | None:

@@ -83,8 +83,8 @@ class Baseline:
             else:
                 # A sample of a shift that may be building up: its residual is the shift, not noise. Learned,
                 # it would widen the scale and, run after run, read as correlated noise (on white noise with
-                # 1.5x steps phi came out ~0.1 half the time), blunting the charts against the very shifts
-                # they are slow to catch.
+                # 1.5x steps phi read above 0 in 65% of evaluations), blunting the charts against the very
+                # shifts they are slow to catch.
                 self.prev_resid = None
             clipped = offset + level + max(-PROFILE_CLIP * scale, min(PROFILE_CLIP * scale, resid))
             old_coef = self.profile.coef

@@ -85,7 +85,9 @@ EASE_LIMIT = 2.0
 # An alarm must show this share of min_change in the median since the change began (evidence is not
 # effect: see observe). 0.8 on the tune seeds: 0.7 let plateau edges through, 0.9 cost recall at sd 0.3.
 EFFECT_SHARE = 0.8
-HOLD_SHARE = 0.5
+# A chart this far to its threshold marks the samples leaving the recent window as a possible shift
+# (see observe, step 5): half, so noise alone seldom gets there and a shift of min_change soon does.
+SUSPECT_SHARE = 0.5
 
 
 def shift_grid(min_change: float) -> list[float]:
@@ -206,7 +208,7 @@ class RegressionDetector:
 
     def _accumulating(self) -> bool:
         """Is some chart half way to its threshold? Then a shift may be building up."""
-        return any(c >= HOLD_SHARE * self.settings.h_slow for c in self.charts)
+        return any(c >= SUSPECT_SHARE * self.settings.h_slow for c in self.charts)
 
     def _sustained(self, scale: float) -> bool:
         """The fast path (sustained.py): the newest samples all well above the baseline band."""
