@@ -168,3 +168,15 @@ def test_other_figures_build_from_plain_values():
     bars = charts.health_bars(["m · r"], [T0], [["#2e9d5b"]], [["100%"]])
     assert bars.data[0].z[0][0] == 0
     assert charts.samples_scatter([T0], [1.0], [True], "ttft_ms").data
+
+
+def test_a_window_ending_now_holds_the_samples_written_this_second():
+    """`data.now()` is the end of the current 10-second step, never before the present: the probes that
+    just fired an alert are inside a window ending "now" when its link is opened at once."""
+    from dashboard import data
+
+    for _ in range(3):
+        before = datetime.now(UTC)
+        end = data.now()
+        assert end > before and end - before <= timedelta(seconds=10)
+        assert end.second % 10 == 0 and end.microsecond == 0
