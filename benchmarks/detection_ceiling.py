@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from detection import Result, run_case, score
-from detection_fresh import FULL, QUICK, SIGMAS, arguments, build
+from detection_fresh import FULL, QUICK, SIGMAS, arguments, recipes
 
 BANK = tuple(math.log(1.5) * 1.3**k for k in range(8))  # 1.5x .. ~9x
 CLIP_SDS = 3.0
@@ -101,15 +101,7 @@ def main(argv=None) -> int:
     )
     print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for sigma in SIGMAS:
-        sets = {
-            which: [partial(build, which, k, sigma, args.generator) for k in range(count)]
-            for which, count in (
-                ("shifted", months.shifted),
-                ("two_x", months.two_x),
-                ("at_min", months.at_min),
-                ("free", months.free),
-            )
-        }
+        sets = recipes(sigma, months, args.generator)
         h = calibrate(sets["free"], args.jobs)
         with ProcessPoolExecutor(args.jobs) as pool:
             oracle = {w: list(pool.map(partial(oracle_result, h=h), rs)) for w, rs in sets.items()}

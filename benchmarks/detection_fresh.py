@@ -75,6 +75,13 @@ def build(which: str, k: int, sigma: float, generator: str = "c") -> Case:
     return Case("shifted", series, settings, tuple(Event(s.start, s.end, True) for s in series.steps), GRACE)
 
 
+def recipes(sigma: float, months: Months, generator: str) -> dict[str, list[partial]]:
+    """Each set's cases at one noise level, as recipes the worker processes build (shared with
+    detection_ceiling.py)."""
+    counts = {"shifted": months.shifted, "two_x": months.two_x, "at_min": months.at_min, "free": months.free}
+    return {which: [partial(build, which, k, sigma, generator) for k in range(n)] for which, n in counts.items()}
+
+
 def arguments(argv, doc: str | None) -> argparse.Namespace:
     """The options this benchmark and detection_ceiling.py share: --quick, --jobs, --generator."""
     parser = argparse.ArgumentParser(description=(doc or "").split("\n")[0])
@@ -88,11 +95,12 @@ def main(argv=None) -> int:
     args = arguments(argv, __doc__)
     months = QUICK if args.quick else FULL
     started = time.perf_counter()
-    plan = []
-    for sigma in SIGMAS:
-        for which, count in (("shifted", months.shifted), ("two_x", months.two_x), ("at_min", months.at_min),
-                             ("free", months.free)):  # fmt: skip
-            plan += [(sigma, which, partial(build, which, k, sigma, args.generator)) for k in range(count)]
+    plan = [
+        (sigma, which, recipe)
+        for sigma in SIGMAS
+        for which, cases in recipes(sigma, months, args.generator).items()
+        for recipe in cases
+    ]
     with ProcessPoolExecutor(args.jobs) as pool:
         results = list(pool.map(run_case, [p[2] for p in plan], chunksize=1))
     floors = {sigma: floor_delay(sigma, INTERVAL_S) for sigma in SIGMAS}

@@ -142,12 +142,13 @@ class ProbeScheduler:
         now_s = time.monotonic()
         if now_s - self._skips_reported_s.get(target_id, -SKIP_REPORT_EVERY_S) < SKIP_REPORT_EVERY_S:
             return
+        skipped = self._skips.pop(target_id)
         slot = self._slots.get(target_id)
         log.warning(
             "%s: %d round(s) skipped since the last report: a round took longer than its %sinterval "
             "(a cache probe's round is two probes back to back)",
             target_id,
-            self._skips.pop(target_id),
+            skipped,
             f"{slot.interval_s:g} s " if slot else "",
         )
         self._skips_reported_s[target_id] = now_s

@@ -70,12 +70,9 @@ def own_path_holds(
         page = live.get(scope.key)
         if page is not None and page.state == FIRING:
             continue  # already a page: it ends as one
-        if scope.seen_from(alarm.agent).key in live:
-            held[target] = providers_moved(target, scope.provider, alarm, by_provider, attribute) or (scope.provider,)
-            continue
         moved = providers_moved(target, scope.provider, alarm, by_provider, attribute)
-        if moved:
-            held[target] = moved
+        if moved or scope.seen_from(alarm.agent).key in live:  # held before: the live vantage alert remembers
+            held[target] = moved or (scope.provider,)
     return held
 
 

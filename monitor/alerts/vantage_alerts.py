@@ -117,7 +117,7 @@ def _agent_wide(
         others = (
             "other vantage points see them normal"
             if any(r.agents_clear for r in records)
-            else (f"no other vantage point probes them: {agent}'s own path moved, not the providers")
+            else f"no other vantage point probes them: {agent}'s own path moved, not the providers"
         )
         summary = (
             f"{rule.name}: the path from {agent} degraded towards {fmt.counted(len(providers), 'provider')} at once "

@@ -3,6 +3,9 @@ deposed one fenced off. (SQLite too: the demo runs two agents on one file.)"""
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -10,6 +13,7 @@ import pytest
 from sqlalchemy import text
 
 from monitor.agent.leader import LeaderElection, NotLeader
+from monitor.agent.leader_identity import instance_name
 from monitor.storage import migrate
 from monitor.storage.db import make_engine
 from tests.pg import pg_url
@@ -196,15 +200,10 @@ def test_the_leader_holds_no_open_transaction(pg_server):
 
 
 def _holder(pid: int, host: str | None = None) -> str:
-    import socket
-
     return f"gone/{host or socket.gethostname()}/{pid}/0badc0de"
 
 
 def _dead_pid() -> int:
-    import subprocess
-    import sys
-
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()  # reaped: the pid is free
     return child.pid
@@ -213,11 +212,6 @@ def _dead_pid() -> int:
 def test_sqlite_a_lease_whose_holder_died_on_this_host_is_taken_at_once(tmp_path):
     """Every process of a SQLite file runs on its host: a demo killed outright and started again
     leads at its first poll instead of 20 s later. A holder alive, or on another host, keeps it."""
-    import subprocess
-    import sys
-
-    from monitor.agent.leader_identity import instance_name
-
     url = f"sqlite:///{tmp_path / 'lease.db'}"
     migrate.upgrade(make_engine(url))
     made = []

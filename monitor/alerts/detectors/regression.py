@@ -118,7 +118,8 @@ class RegressionDetector:
             expected = math.exp(self.sign * base.level(ts)) if base.ready() else None
             return Evaluation(ts, life.state, evaluated=False, baseline=expected)
         x = self.sign * math.log(value)
-        base.push(ts, x, judging=life.state != OK, suspect=self._accumulating())
+        judging = life.state != OK
+        base.push(ts, x, judging=judging, suspect=not judging and self._accumulating())
         if life.state != FIRING:
             base.prune(ts)
         if not base.ready():
