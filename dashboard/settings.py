@@ -52,7 +52,7 @@ class Settings:
 
 
 def target_settings(target) -> TargetSettings:
-    from monitor.alerts.notifiers.base import host_of
+    from monitor.redact import host_of
 
     spec = target.prompt_spec
     return TargetSettings(

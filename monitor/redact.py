@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable
+from urllib.parse import urlsplit
 
 MASK = "***"
 # Shorter "secrets" would mask ordinary words (an empty or 1-char key is a
@@ -106,3 +107,14 @@ def install_redaction(secrets: Iterable[str], logger: logging.Logger | None = No
     for handler in target.handlers:
         handler.addFilter(filt)
     return filt
+
+
+def host_of(url: str) -> str:
+    """`https://hooks.example.com` from a URL: enough to say where, nothing that authenticates."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or "?"
+        port = f":{parts.port}" if parts.port else ""
+        return f"{parts.scheme}://{host}{port}"
+    except ValueError:
+        return "<invalid url>"

@@ -7,7 +7,7 @@ from datetime import timedelta
 import streamlit as st
 
 from dashboard import alert_rows, data, ui, urlstate
-from monitor.alerts.official import lead_text, matching_incident
+from monitor.official.match import lead_text, matching_incident
 
 ui.header(
     "Alerts",

@@ -17,7 +17,7 @@ from sqlalchemy import Connection, delete, func, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from monitor.alerts.official import MATCH_WINDOW, lead_text, matching_incident
+from monitor.official.match import MATCH_WINDOW, lead_text, matching_incident
 from monitor.alerts.payload import build_body, with_alternative
 from monitor.alerts.records import FIRING, LIVE_STATES, REPEAT_EVENT, RESOLVED, RESOLVED_EVENT, AlertRecord, Change
 from monitor.alerts.scope import PROVIDER_REGION, TARGET, Scope

@@ -44,7 +44,7 @@ def parse_spool_size(value: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from monitor.agent.official import POLL_EVERY_S, poll_status_pages
+    from monitor.official.poll import POLL_EVERY_S, poll_status_pages
     from monitor.alerts.engine import alert_jobs_for
     from monitor.alerts.slo_evaluator import slo_jobs
     from monitor.storage import check_schema, make_engine

@@ -9,12 +9,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from monitor.agent.official import parse_summary, poll_status_pages
-from monitor.alerts.official import lead_minutes, lead_text, matching_incident
 from monitor.alerts.records import AlertRecord, Change
 from monitor.alerts.scope import Scope
 from monitor.alerts.store import apply_changes
 from monitor.config import load_config_text
+from monitor.official.match import lead_minutes, lead_text, matching_incident
+from monitor.official.poll import parse_summary, poll_status_pages
 from monitor.storage import migrate
 from monitor.storage.db import make_engine
 from monitor.storage.models import NotificationOutbox

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 import httpx
 
 from monitor import __version__
-from monitor.redact import redact
+from monitor.redact import host_of, redact
 
 USER_AGENT = f"firsttoken/{__version__}"
 ERROR_EXCERPT_CHARS = 200
@@ -39,17 +38,6 @@ class Notifier(Protocol):
     def send(self, body: Mapping[str, Any], *, event: str, delivery_id: str) -> None: ...
 
     def close(self) -> None: ...
-
-
-def host_of(url: str) -> str:
-    """`https://hooks.example.com` from a URL: enough to say where, nothing that authenticates."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or "?"
-        port = f":{parts.port}" if parts.port else ""
-        return f"{parts.scheme}://{host}{port}"
-    except ValueError:
-        return "<invalid url>"
 
 
 def post(

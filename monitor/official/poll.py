@@ -1,8 +1,9 @@
 """Providers' official status pages (`providers.<p>.status_page:`, a Statuspage v2 summary JSON URL),
-polled by the leader; and how far ahead of (or behind) the provider's own incident our alert fired.
+polled by the leader.
 
 `parse_summary` takes values; `poll_status_pages` is the leader job (its edge: one GET per
-configured page, then the database). Matching our alerts to them: monitor.alerts.official.
+configured page, then the database). Which of them one of our alerts matches, and how far ahead of
+(or behind) it our alert fired: monitor.official.match.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from monitor.redact import host_of
 from monitor.storage.queries.official import OfficialIncident
 
 log = logging.getLogger(__name__)
@@ -75,7 +77,6 @@ def poll_status_pages(engine, config, client=None, now: datetime | None = None) 
     logged (host only: the URL is config) and tried again next round; its incidents stay as they were."""
     import httpx
 
-    from monitor.alerts.notifiers.base import host_of
     from monitor.storage.queries.official import store_incidents
 
     pages: Sequence[tuple[str, str]] = [
