@@ -14,19 +14,21 @@ import logging
 import os
 import signal
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from monitor import __version__
 from monitor.agent.heap import HeapFreezer, round_s
-from monitor.agent.leader import LEADER_RETRY_S, LeaderElection, instance_name
 from monitor.agent.metrics import Health, ProbeMetrics, StatusServer
 from monitor.agent.periodic import PeriodicJobs
 from monitor.agent.reachability import Reachability
 from monitor.agent.scheduler import ProbeScheduler
 from monitor.agent.workers import WorkerProbes, choose_workers
 from monitor.config import Config, ConfigError, load_config
+from monitor.leader.election import LEADER_RETRY_S, LeaderElection
+from monitor.leader.identity import instance_name
+from monitor.leader.jobs import leader_jobs
 from monitor.probe.cache_pair import probe_round
 from monitor.probe.tokens import warm_up as warm_up_tokenizer
 from monitor.probe.transport.lanes import ClientLanes, warm_up
@@ -41,8 +43,6 @@ log = logging.getLogger(__name__)
 CONFIG_POLL_S = 2.0
 GAUGES_EVERY_S = 1.0
 HEARTBEAT_S = 30.0
-ROLLUP_EVERY_S = 60.0
-RETENTION_EVERY_S = 3600.0
 CONFIRM_POLL_S = 2.0  # how soon a confirmation ask is probed from the other vantage points (DESIGN §11)
 CONFIRM_MAX_AGE_S = 60.0  # an ask older than this is moot (the agent was down): the next round will do
 SPOOL_UNHEALTHY_BYTES = 64 * 1024 * 1024
@@ -63,8 +63,6 @@ class ServiceOptions:
     # collections stay off the probes' loop (monitor.agent.heap) and, with probe workers, let them
     # have the CPU first (monitor.agent.priority). A test process hosting services leaves it off.
     dedicated_process: bool = False
-    # Extra periodic leader work (alert evaluation plugs in here): name -> (interval, fn(engine, config)).
-    leader_jobs: dict[str, tuple[float, Callable]] = field(default_factory=dict)
     # SIGTERM and SIGINT stop the service. False: the program hosting it handles them and calls
     # stop() when it chooses (the demo stops its second agent first).
     own_signals: bool = True
@@ -293,9 +291,7 @@ class Service:
 
     # -------------------------------------------------------- housekeeping
     def _periodic_jobs(self) -> PeriodicJobs:
-        """Gauges, heartbeat and leadership on every agent; the once-only work on the leader."""
-        from monitor.storage import apply_retention, ensure_partitions_ahead, rollup_recent
-
+        """Gauges, heartbeat and leadership on every agent; the once-only work (monitor.leader.jobs) on the leader."""
         jobs = PeriodicJobs(lambda: self.leader.is_leader)
         # Leader-only work writes through the fenced engine: each transaction checks the lease's token.
         engine = self.leader.fenced_engine()
@@ -303,19 +299,11 @@ class Service:
         def blocking(name: str, fn: Callable[[], object]) -> Callable[[], Awaitable[None]]:
             return lambda: self._run_blocking(name, fn)
 
-        def housekeep() -> None:
-            if engine.dialect.name == "postgresql":
-                ensure_partitions_ahead(engine, datetime.now(UTC))
-            retention = self.config.retention
-            apply_retention(engine, raw_s=retention.raw_s, rollups_s=retention.rollups_s)
-
         jobs.every("gauges", GAUGES_EVERY_S, self._update_gauges, serial=False)
         jobs.every("heartbeat", HEARTBEAT_S, blocking("heartbeat", self._heartbeat))
         jobs.every("leader", LEADER_RETRY_S, self._poll_leader)
         jobs.every("confirmations", CONFIRM_POLL_S, self._confirm, serial=False)
-        jobs.every("rollups", ROLLUP_EVERY_S, blocking("rollups", lambda: rollup_recent(engine)), leader_only=True)
-        jobs.every("retention", RETENTION_EVERY_S, blocking("retention", housekeep), leader_only=True)
-        for name, (interval_s, job) in self.options.leader_jobs.items():
+        for name, (interval_s, job) in leader_jobs(self.config).items():
             jobs.every(name, interval_s, blocking(name, lambda job=job: job(engine, self.config)), leader_only=True)
         return jobs
 

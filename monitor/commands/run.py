@@ -44,9 +44,6 @@ def parse_spool_size(value: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from monitor.official.poll import POLL_EVERY_S, poll_status_pages
-    from monitor.alerts.engine import alert_jobs_for
-    from monitor.alerts.slo_evaluator import slo_jobs
     from monitor.storage import check_schema, make_engine
 
     host, port = parse_listen(args.listen)
@@ -78,7 +75,5 @@ def run(args: argparse.Namespace) -> int:
         probe_workers=args.probe_workers,
         dedicated_process=True,
     )
-    options.leader_jobs.update(alert_jobs_for(config.alerting))
-    options.leader_jobs.update(slo_jobs(config.alerting.evaluate_every_s, config.alerting.settle_s))  # DESIGN §12
-    options.leader_jobs["status-pages"] = (POLL_EVERY_S, poll_status_pages)  # providers' official incidents
+    # The service runs the leader's jobs (monitor.leader.jobs) with this config's `alerting:` timings.
     return run_async(Service(options, config).run())

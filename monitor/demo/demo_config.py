@@ -189,6 +189,10 @@ def config_text(
     lines += ["", *_checks(real)]
     lines += [
         "",
+        "alerting:                          # the leader's rounds: judge each live probe soon after it lands",
+        "  evaluate_every: 10s",
+        "  deliver_every: 2s",
+        "",
         "alerts:",
         "  - name: ttft-regression          # a sustained shift against the series' own baseline",
         "    metric: ttft_ms",

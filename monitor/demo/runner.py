@@ -265,7 +265,6 @@ async def run_live(options: DemoOptions, config, config_path: str, dashboard, st
         0,
         spool_dir=spool,
         shutdown_grace_s=2.0,
-        leader_jobs=wiring.leader_jobs(),
         own_signals=False,  # SIGINT/SIGTERM stay the demo's: demo-far stops first, then this agent
     )
     service = Service(service_options, config)

@@ -2,7 +2,8 @@
 
 Kept apart from the runner so the seams are in one place: the backfill
 drives the production `AlertEngine` and `OutboxDelivery` with a simulated
-`now`, and the live period hands the same jobs to the service as leader jobs.
+`now`. Live, the service runs the leader's jobs (monitor.leader.jobs) like any
+`firsttoken run`, at the timings of the demo config's `alerting:` block.
 """
 
 from __future__ import annotations
@@ -22,9 +23,6 @@ from typing import Any
 
 from dashboard import launch as dashboard_launch
 
-LIVE_EVALUATE_EVERY_S = 10.0  # live probes come every 30 s: judge each soon after it lands
-LIVE_DELIVER_EVERY_S = 2.0
-
 
 class SettableNow:
     """A `now()` for code that takes a clock callable, moved by the backfill."""
@@ -37,15 +35,6 @@ class SettableNow:
 
     def now(self) -> datetime:
         return self._now
-
-
-def leader_jobs() -> dict[str, tuple[float, Callable]]:
-    """The service's alerting jobs, evaluated often: the demo's probes are 30 s apart."""
-    from monitor.alerts.engine import alert_jobs
-    from monitor.alerts.slo_evaluator import slo_jobs
-
-    jobs = alert_jobs(evaluate_every_s=LIVE_EVALUATE_EVERY_S, deliver_every_s=LIVE_DELIVER_EVERY_S)
-    return {**jobs, **slo_jobs(LIVE_EVALUATE_EVERY_S)}
 
 
 class BackfillAlerts:

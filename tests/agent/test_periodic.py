@@ -7,8 +7,8 @@ import time
 
 from monitor.agent.periodic import PeriodicJobs
 from monitor.agent.service import Service, ServiceOptions
-from monitor.alerts.engine import alert_jobs
 from monitor.config import load_config_text
+from monitor.leader.jobs import leader_jobs
 
 
 def run_for(jobs: PeriodicJobs, seconds: float, during=None) -> None:
@@ -92,7 +92,6 @@ def test_leader_jobs_wait_for_leadership_and_run_at_once_when_it_comes():
 def test_the_service_schedules_housekeeping_and_the_leaders_work_on_apscheduler(tmp_path):
     config = load_config_text(f"database: sqlite:///{tmp_path / 'ft.db'}\nagent: periodic\n")
     options = ServiceOptions(str(tmp_path / "firsttoken.yaml"), spool_dir=str(tmp_path / "spool"))
-    options.leader_jobs.update(alert_jobs(evaluate_every_s=30.0, deliver_every_s=5.0))
     service = Service(options, config)
     try:
         assert service.periodic.names == [
@@ -100,10 +99,7 @@ def test_the_service_schedules_housekeeping_and_the_leaders_work_on_apscheduler(
             "heartbeat",
             "leader",
             "confirmations",  # every agent: the leader's confirmation asks (DESIGN §11)
-            "rollups",
-            "retention",
-            "alerts.evaluate",
-            "alerts.deliver",
+            *leader_jobs(config),  # the leader's one list (tests/leader/test_jobs.py)
         ]
     finally:
         service.writer.close()

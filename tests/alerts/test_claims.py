@@ -20,7 +20,7 @@ def now() -> datetime:
 
 def test_the_default_lease_lets_a_page_survive_its_leader_within_a_minute():
     # Lease, plus the leader lease a successor waits out, plus its first poll: under 60 s.
-    from monitor.agent.leader import LEADER_RETRY_S, LEASE_TTL_S
+    from monitor.leader.election import LEADER_RETRY_S, LEASE_TTL_S
 
     assert RetryPolicy().lease_s + LEASE_TTL_S + LEADER_RETRY_S < 60
 

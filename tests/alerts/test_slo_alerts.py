@@ -168,37 +168,14 @@ def test_quorum_of_vantage_points(db, tmp_path):
     assert alert["state"] == "firing" and alert["scope_key"] == "p/*" and alert["scope_kind"] == "slo_provider"
 
 
-def test_firsttoken_run_and_the_demo_run_the_slo_job(tmp_path, monkeypatch):
-    from monitor.cli import build_parser
-    from monitor.commands import run as run_command
-    from monitor.demo.wiring import leader_jobs
-    from monitor.storage import migrate
-    from monitor.storage.db import make_engine
+def test_the_leader_runs_the_slo_job_at_the_alerting_cadence():
+    """`firsttoken run` and the demo both run the leader's one list (monitor.leader.jobs)."""
+    from monitor.config import load_config_text
+    from monitor.leader.jobs import leader_jobs
 
-    db_path = tmp_path / "ft.db"
-    engine = make_engine(f"sqlite:///{db_path}")
-    migrate.upgrade(engine)
-    engine.dispose()
-    config = tmp_path / "firsttoken.yaml"
-    config.write_text(f"database: sqlite:///{db_path}\nalerting: {{evaluate_every: 7s}}\n")
-    seen = {}
-
-    class FakeService:
-        def __init__(self, options, config) -> None:
-            seen["jobs"] = dict(options.leader_jobs)
-
-        async def run(self) -> int:
-            return 0
-
-    monkeypatch.delenv("FIRSTTOKEN_DATABASE_URL", raising=False)
-    monkeypatch.setattr(run_command, "Service", FakeService)
-    args = build_parser().parse_args(
-        ["run", "--config", str(config), "--listen", "127.0.0.1:0", "--spool-dir", str(tmp_path / "s")]
-    )
-    assert run_command.run(args) == 0
-    every_s, job = seen["jobs"]["slo.evaluate"]
+    config = load_config_text("database: sqlite:///x.db\nalerting: {evaluate_every: 7s}\n")
+    every_s, job = leader_jobs(config)["slo.evaluate"]
     assert every_s == 7.0 and isinstance(job.__self__, SloEvaluator)
-    assert "slo.evaluate" in leader_jobs()
 
 
 def test_cancelled_probes_and_unhealthy_agents_burn_nothing(db, tmp_path):

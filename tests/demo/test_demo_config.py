@@ -108,3 +108,11 @@ def test_odd_paths_cannot_break_the_yaml_or_the_url(workdir):
     path = workdir / 'my "demo": #1' / "demo.db"
     config = load(config_text(simulator_url="http://h:1", database_url=sqlite_url(path)), workdir)
     assert make_url(config.database_url).database == str(path)
+
+
+def test_the_demo_judges_each_live_probe_soon_after_it_lands(workdir):
+    """The demo's quicker alert rounds are in the config it writes, which its service's leader jobs read."""
+    from monitor.leader.jobs import leader_jobs
+
+    jobs = leader_jobs(load(config_text(simulator_url="http://h:1", database_url="sqlite:///d.db"), workdir))
+    assert (jobs["alerts.evaluate"][0], jobs["alerts.deliver"][0]) == (10.0, 2.0)

@@ -6,7 +6,7 @@ import psycopg
 import pytest
 from sqlalchemy import text
 
-from monitor.agent.leader import LeaderElection
+from monitor.leader.election import LeaderElection
 from monitor.storage import migrate
 from monitor.storage.db import make_engine
 from tests.pg import pg_url

@@ -1,4 +1,4 @@
-"""The leader lease on PostgreSQL (monitor/agent/leader.py): the database's clock, a take-over under a row lock.
+"""The leader lease on PostgreSQL (election.py): the database's clock, a take-over under a row lock.
 
 The same four calls as `lease_sqlite`, so the election picks a module once by dialect. A
 take-over locks the row `FOR UPDATE` (waiting at most TAKEOVER_LOCK_TIMEOUT), so it waits for the

@@ -1,4 +1,4 @@
-"""Who holds the leader lease (monitor/agent/leader.py), and whether that process is gone.
+"""Who holds the leader lease (election.py), and whether that process is gone.
 
 A holder is `agent/host/pid/random`: unique per process even for one agent name, readable in
 /healthz and the logs, and enough for a SQLite lease (lease_sqlite.py), whose processes all run on

@@ -12,7 +12,7 @@ Nothing here is session state, so it works through a transaction pooler
 whichever server session the pooler picked and a re-entrant lock lets two
 agents both lead.
 
-SQLite gets the same row and token with the host's clock (monitor/agent/lease_sqlite.py):
+SQLite gets the same row and token with the host's clock (lease_sqlite.py):
 several processes may share one file (the demo's two vantage points do), and
 the once-only work must run once there too. As they all run on the file's
 host, a lease whose holder's process is gone from that host is taken at once
@@ -35,8 +35,8 @@ import logging
 
 from sqlalchemy import Engine, event
 
-from monitor.agent import lease_postgres, lease_sqlite
-from monitor.agent.leader_identity import instance_name
+from monitor.leader import lease_postgres, lease_sqlite
+from monitor.leader.identity import instance_name
 from monitor.storage.db import is_postgres
 
 log = logging.getLogger(__name__)

@@ -12,8 +12,8 @@ import time
 import pytest
 from sqlalchemy import text
 
-from monitor.agent.leader import LeaderElection, NotLeader
-from monitor.agent.leader_identity import instance_name
+from monitor.leader.election import LeaderElection, NotLeader
+from monitor.leader.identity import instance_name
 from monitor.storage import migrate
 from monitor.storage.db import make_engine
 from tests.pg import pg_url

@@ -1,4 +1,4 @@
-"""The leader lease on SQLite (monitor/agent/leader.py): the same row, token and calls as
+"""The leader lease on SQLite (election.py): the same row, token and calls as
 `lease_postgres`, on the host's clock.
 
 Several `firsttoken run` processes may share one SQLite file — the demo runs two vantage points
@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Connection, text
 
-from monitor.agent.leader_identity import died_on_this_host
+from monitor.leader.identity import died_on_this_host
 
 log = logging.getLogger(__name__)
 
