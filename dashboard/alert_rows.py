@@ -33,7 +33,7 @@ def target_link(target_id: str, **extra: str) -> str:
 
 def reference(a: AlertView) -> str:
     """What the alert's `baseline` is: a regression's own normal, or a threshold rule's bound (the
-    engine's summary names it: monitor.alerts.summary)."""
+    engine's summary names it: monitor.alerts.render)."""
     return "threshold" if a.summary and ", threshold " in a.summary else "baseline"
 
 

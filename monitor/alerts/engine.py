@@ -1,23 +1,23 @@
-"""Alert evaluation, run by the leader every `evaluate_every_s` (DESIGN §5, §9).
+"""The alert engine (DESIGN §5, §9, §15), run by the leader every `evaluate_every_s`:
+read → detect → round → enrich → write.
 
-One round:
-1. read what is new: samples started since each series' cursor (feed.py, a
-   few queries for any number of targets), the live alerts, active silences,
-   unhealthy agents;
-2. feed each (rule, target) detector its new samples, oldest first: failed
-   probes count for error_rate only, cancelled probes not at all, samples
-   from agents that cannot reach any provider are skipped;
-3. the pure lifecycle (lifecycle.py, grouping.py) turns evaluations, live
-   alerts, silences and `now` into alert changes and notification events;
-4. one transaction stores the changes, enqueues the notifications, and
-   checkpoints every detector that made a transition (checkpoints.py).
+1. read what is new: samples started since each series' cursor (feed.py, a few queries for any
+   number of targets), the live alerts (rules' and SLOs'), active silences, unhealthy agents;
+2. detect: feed each (rule, target, agent) detector its new samples, oldest first, folding the
+   quorum of vantage points in as it goes (series.py), and each SLO scope's burn its probes
+   (slo_source.py): failed probes count for error_rate and burn only, cancelled probes not at all,
+   samples from agents that cannot reach any provider are skipped;
+3. round: the pure stages of round.py turn the verdicts, live alerts, silences and `now` into alert
+   changes and notification events — one pipeline for rules and SLOs alike;
+4. enrich the notifying changes (the alternative route, monitor.alerts.alternatives), then write:
+   one transaction stores the changes, enqueues the notifications, and checkpoints every detector
+   that made a transition (checkpoints.py).
 
-Detectors live in memory between rounds; a restarted or newly elected leader
-loads the checkpoints and replays the samples since, which reproduces them
-(detectors are deterministic) without repeating a recorded transition. Any
-failure drops the memory, so the next round starts again from the database.
-Samples started in the last `settle_s` wait for the next round: a slow
-probe is written after a fast one that started later, and a detector only
+Detectors live in memory between rounds; a restarted or newly elected leader loads the checkpoints
+and replays the samples since, which reproduces them (detectors are deterministic) without
+repeating a recorded transition; SLO burns rebuild from raw samples. Any failure drops the memory,
+so the next round starts again from the database. Samples started in the last `settle_s` wait for
+the next round: a slow probe is written after a fast one that started later, and a detector only
 takes samples in time order.
 """
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -34,17 +34,18 @@ from sqlalchemy import Engine
 
 from monitor.alerts import checkpoints
 from monitor.alerts.alternatives import alternatives
-from monitor.alerts.attribution import LATENCY_RULE_METRICS, PathHistory
+from monitor.alerts.attribution import PathHistory
 from monitor.alerts.detectors.detect import DetectorSettings, SeriesDetector, settings_from_rule
 from monitor.alerts.feed import fetch_new
 from monitor.alerts.grouping import GroupPolicy
-from monitor.alerts.lifecycle import RuleInput, step_rule
 from monitor.alerts.outbox import OutboxDelivery, RetryPolicy
-from monitor.alerts.own_path import own_path_holds
-from monitor.alerts.records import FIRING, AlertRecord, Change, RuleView
+from monitor.alerts.records import FIRING, Change, RuleView
+from monitor.alerts.round import RoundInput, RuleSource, run_round
 from monitor.alerts.scope import TARGET, Scope
 from monitor.alerts.series import RuleRound, Series, SeriesKey, checkpoint_of, feed_pair
 from monitor.alerts.silences import active_silences
+from monitor.alerts.slo_fold import SloVerdicts
+from monitor.alerts.slo_source import SloBurns
 from monitor.alerts.store import apply_changes, group_resolutions, load_live
 from monitor.config import Alerting
 from monitor.storage.queries import confirmations
@@ -78,6 +79,28 @@ class RoundStats:
     checkpoints: int = 0
     elapsed_s: float = 0.0
     confirmations: int = 0  # confirmation probes asked of the other vantage points
+    probes_judged_by_slos: int = 0
+    applied: tuple[Change, ...] = ()  # this round's changes, as written (firsttoken backtest reads them)
+
+
+@dataclass
+class _Detected:
+    """What the detect step found: per rule its round, and what the write needs."""
+
+    rounds: dict[str, RuleRound]
+    transitioned: set[SeriesKey] = field(default_factory=set)
+    confirm: dict[str, str] = field(default_factory=dict)  # target -> the agent that began to see it alone
+    evaluated: int = 0
+
+
+def _oldest(*cursors: Mapping[str, datetime | None]) -> dict[str, datetime | None]:
+    """Per target, where reading resumes for every reader of it (None: from the bootstrap floor)."""
+    out: dict[str, datetime | None] = {}
+    for each in cursors:
+        for target, at in each.items():
+            if target not in out or (out[target] is not None and (at is None or at < out[target])):
+                out[target] = at
+    return out
 
 
 class StaleEngineError(RuntimeError):
@@ -91,13 +114,18 @@ class AlertEngine:
         self._series: dict[SeriesKey, Series] = {}
         self._loaded: set[tuple[str, str]] = set()  # (rule, target) pairs whose checkpoints are loaded
         self._token: str | None = None
+        self._burns = SloBurns()
+
+    def _forget(self) -> None:
+        self._series.clear()
+        self._loaded.clear()
+        self._burns.clear()
 
     def evaluate(self, engine: Engine, config, now: datetime | None = None) -> RoundStats:
         try:
             stats = self._evaluate(engine, config, now or self.clock())
         except Exception:
-            self._series.clear()  # the database is the truth: reload and replay next round
-            self._loaded.clear()
+            self._forget()  # the database is the truth: reload and replay next round
             self._token = None
             raise
         # A live alert's row changes every round (its current value): only transitions are news.
@@ -124,27 +152,84 @@ class AlertEngine:
             for name, (rule, _settings) in rules.items()
         }
         unhealthy = unhealthy_agents(engine)
+        until = now - timedelta(seconds=opts.settle_s)
+        self._burns.sync(config.slos, config.targets)
+        # read
         with engine.connect() as conn:
             token = checkpoints.read_token(conn)
             if token != self._token:
-                self._series.clear()
-                self._loaded.clear()
+                self._forget()
+                self._burns.sync(config.slos, config.targets)
             self._sync(conn, rules, members)
-            cursors = self._cursors(members)
+            fresh_slos = self._burns.rebuild(conn, now, until, unhealthy)
+            cursors = _oldest(self._cursors(members), self._burns.cursors())
             floor = now - timedelta(seconds=opts.bootstrap_s)
-            points = fetch_new(conn, cursors, floor=floor, until=now - timedelta(seconds=opts.settle_s))
-            live = [r for r in load_live(conn) if r.slo is None]  # SLO alerts: monitor.alerts.slo_evaluator
+            points = fetch_new(conn, cursors, floor=floor, until=until)
+            live = load_live(conn)
             released = group_resolutions(conn, now - timedelta(seconds=RELEASE_LOOKBACK_S))
             silences = active_silences(conn, config.silences, now)
-
+        # detect
         intervals = {t.id: t.interval_s for t in config.targets}
+        detected = self._detect(rules, members, points, live, intervals, unhealthy, now)
+        slo_verdicts, judged = self._burns.step(points, unhealthy, fresh_slos)
+        slo_verdicts = self._with_budgets(engine, config, slo_verdicts, now)
+        # round
+        sources = {
+            name: RuleSource(RuleView.of(rule), rule.kind, members[name], detected.rounds[name])
+            for name, (rule, _settings) in rules.items()
+        }
+        changes = run_round(
+            RoundInput(
+                now=now,
+                rules=sources,
+                slos=slo_verdicts,
+                live=live,
+                released=released,
+                intervals_s=intervals,
+                mutes=silences,
+                inhibit=config.inhibit,
+                policy=opts.group,
+            )
+        )
+        # enrich, then write
+        saving = self._due_checkpoints(detected.transitioned)
+        routes_instead = alternatives(engine, changes, now)  # read before the write transaction
+        with engine.begin() as conn:
+            if checkpoints.read_token(conn, lock=True) != token:
+                raise StaleEngineError("another engine evaluated alerts meanwhile; reloading")
+            queued = apply_changes(
+                conn,
+                changes,
+                config.notifiers,
+                dashboard_url=config.dashboard_url,
+                now=now,
+                secrets=config.secrets,
+                alternatives=routes_instead,
+            )
+            saved = [checkpoint_of(key, self._series[key]) for key in saving]
+            checkpoints.save(conn, saved, now)
+            asked = confirmations.request(conn, detected.confirm, intervals, now)
+            new_token = checkpoints.write_token(conn, now)
+        self._token = new_token
+        mono = time.monotonic()
+        for key in saving:
+            self._series[key].saved_at, self._series[key].dirty = mono, False
+        total = sum(len(p) for p in points.values())
+        transitions = sum(1 for c in changes if c.delete or c.record.id is None or not c.record.live or c.events)
+        elapsed_s = time.monotonic() - started
+        return RoundStats(
+            total, detected.evaluated, len(changes), transitions, queued, len(saved), elapsed_s, asked, judged,
+            tuple(changes),
+        )  # fmt: skip
+
+    def _detect(self, rules, members, points, live, intervals, unhealthy, now: datetime) -> _Detected:
+        """Each (rule, target)'s new samples into its agents' detectors, the quorum folded in."""
+        opts = self.options
         rounds: dict[str, RuleRound] = {name: RuleRound() for name in rules}
         for (name, target, agent), series in self._series.items():
             rounds[name].series.setdefault(target, {})[agent] = series
         live_firing = {(r.rule, r.scope.key) for r in live if r.state == FIRING and r.scope.kind == TARGET}
-        transitioned: set[SeriesKey] = set()
-        confirm: dict[str, str] = {}  # target -> the agent that began to see it alone: ask the others
-        count = 0
+        detected = _Detected(rounds)
         for name, target, scope in ((n, t, sc) for n, ts in members.items() for t, sc in ts.items()):
             new_points = points.get(target, ())
             if not new_points:
@@ -163,40 +248,24 @@ class AlertEngine:
             )
             for agent in fed.new_agents:
                 self._series[(name, target, agent)] = agents[agent]
-            transitioned.update((name, target, agent) for agent in fed.transitioned)
-            count += fed.evaluated
+            detected.transitioned.update((name, target, agent) for agent in fed.transitioned)
+            detected.evaluated += fed.evaluated
             if fed.ask_from is not None:
-                confirm.setdefault(target, fed.ask_from)
+                detected.confirm.setdefault(target, fed.ask_from)
             rounds[name].add(target, scope, fed)
+        return detected
 
-        hold_own_paths(rules, members, rounds, live)
-        changes = self._lifecycle(rules, members, rounds, live, released, silences, config, now)
-        saving = self._due_checkpoints(transitioned)
-        routes_instead = alternatives(engine, changes, now)  # read before the write transaction
-        with engine.begin() as conn:
-            if checkpoints.read_token(conn, lock=True) != token:
-                raise StaleEngineError("another engine evaluated alerts meanwhile; reloading")
-            queued = apply_changes(
-                conn,
-                changes,
-                config.notifiers,
-                dashboard_url=config.dashboard_url,
-                now=now,
-                secrets=config.secrets,
-                alternatives=routes_instead,
-            )
-            saved = [checkpoint_of(key, self._series[key]) for key in saving]
-            checkpoints.save(conn, saved, now)
-            asked = confirmations.request(conn, confirm, intervals, now)
-            new_token = checkpoints.write_token(conn, now)
-        self._token = new_token
-        mono = time.monotonic()
-        for key in saving:
-            self._series[key].saved_at, self._series[key].dirty = mono, False
-        total = sum(len(p) for p in points.values())
-        transitions = sum(1 for c in changes if c.delete or c.record.id is None or not c.record.live or c.events)
-        elapsed_s = time.monotonic() - started
-        return RoundStats(total, count, len(changes), transitions, queued, len(saved), elapsed_s, asked)
+    def _with_budgets(
+        self, engine: Engine, config, verdicts: dict[tuple[str, str], SloVerdicts], now: datetime
+    ) -> dict[tuple[str, str], SloVerdicts]:
+        """Each firing SLO scope's budget left over its period, from the rollups (at most once a minute)."""
+        from monitor.storage.queries.slo_report import slo_report
+
+        for key in self._burns.budgets_due(verdicts, now):
+            v = verdicts[key]
+            report = slo_report(engine, v.slo, config.targets, now, scope_keys={key[1]})
+            self._burns.remember_budget(key, now, report.scopes[0].budget.remaining if report.scopes else None)
+        return {k: replace(v, budget_remaining=self._burns.budget(k)) for k, v in verdicts.items()}
 
     def _sync(
         self, conn, rules: Mapping[str, tuple[Any, DetectorSettings]], members: Mapping[str, Mapping[str, Scope]]
@@ -248,42 +317,6 @@ class AlertEngine:
                 out[target] = oldest if target not in out else min(out[target], oldest)
         return out
 
-    def _lifecycle(
-        self, rules, members, rounds, live: list[AlertRecord], released, silences, config, now
-    ) -> list[Change]:
-        by_rule: dict[str, dict[str, AlertRecord]] = {}
-        for record in live:
-            by_rule.setdefault(record.rule, {})[record.scope.key] = record
-
-        def muted(scope: Scope) -> bool:
-            return any(s.mutes(scope) for s in silences)
-
-        intervals = {t.id: t.interval_s for t in config.targets}
-        policy = self.options.group
-        changes: list[Change] = []
-        for name, (rule, _settings) in rules.items():
-            groups_released = {key: at for (rule_name, key), at in released.items() if rule_name == name}
-            rr = rounds[name]
-            inp = RuleInput(
-                RuleView.of(rule),
-                by_rule.pop(name, {}),
-                rr.evaluations,
-                members[name],
-                intervals,
-                groups_released,
-                vantage_evaluations=rr.evaluations_v,
-                vantage_scopes=rr.scopes,
-                verdicts=rr.verdicts,
-                attribute=rr.attribute,
-            )
-            changes += step_rule(inp, muted, now, policy)
-        for name, records in by_rule.items():  # rules no longer configured: resolve what they left open
-            first = next(iter(records.values()))
-            view = RuleView(name, first.severity, first.metric, higher_is_worse=first.metric != "tps")
-            inp = RuleInput(view, records, {}, {})
-            changes += step_rule(inp, muted, now, policy)
-        return changes
-
     def _due_checkpoints(self, transitioned: set[SeriesKey]) -> list[SeriesKey]:
         mono = time.monotonic()
         every = self.options.checkpoint_every_s
@@ -295,18 +328,6 @@ class AlertEngine:
         ]
         stale.sort(key=lambda k: self._series[k].saved_at or 0.0)  # never-saved and oldest first
         return due + stale[: max(0, self.options.max_checkpoints_per_round - len(due))]
-
-
-def hold_own_paths(rules, members, rounds: Mapping[str, RuleRound], live: list[AlertRecord]) -> None:
-    """A lone agent's latency regressions that are its own network path become its vantage alerts
-    (own_path.py), judged across every target of the rule that agent probes, not only this round's."""
-    for name, rr in rounds.items():
-        settings = rules[name][1]
-        if not rr.lone or settings.kind != "regression" or settings.metric not in LATENCY_RULE_METRICS:
-            continue
-        rule_live = {r.scope.key: r for r in live if r.rule == name}
-        for target, providers in own_path_holds(rr.lone, members[name], rule_live, rr.attribute).items():
-            rr.hold_as_vantage(target, members[name][target], providers)
 
 
 def _valid_rules(rules) -> dict[str, tuple[Any, DetectorSettings]]:

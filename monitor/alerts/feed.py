@@ -103,6 +103,12 @@ def fetch_new(
     return out
 
 
+def history(targets, since: datetime, until: datetime):
+    """Every sample of `targets` started in (since, until], oldest first: a series rebuilt from history
+    (SLO burns, monitor.alerts.slo_source) streams it rather than holding days of rows."""
+    return _range(since, until).where(_S.target.in_(sorted(targets)))
+
+
 def _range(start: datetime, until: datetime):
     return select(*_COLUMNS).where(_S.started_at > start, _S.started_at <= until).order_by(_S.started_at, _S.id)
 

@@ -5,7 +5,7 @@ that provider and region fire at once, and at least `min_firing` of them
 (one target of two is not "most"). It resolves when a majority has cleared
 (fewer than half still fire): between the two it stays, so a group hovering
 at half does not flap. While it is live, the per-target alerts of the group
-are inhibited: recorded, never notified.
+are inhibited (the inhibit stage marks them): recorded, never notified.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from monitor.alerts.attribution import combine
-from monitor.alerts.records import FIRING, RESOLVED, AlertRecord, RuleView, track_values
+from monitor.alerts.records import FIRING, RESOLVED, AlertRecord, Facts, RuleView, track_values
+from monitor.alerts.render import render
 from monitor.alerts.scope import PROVIDER_REGION, Scope
-from monitor.alerts.summary import group_summary, peak_text, resolved_summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +54,8 @@ def step_groups(
             current = None
         if current is not None:
             if not firing or 2 * len(firing) < len(scopes):
-                closed.append(_resolve(current, firing, len(scopes), now, rule.reference))
+                facts = Facts(reference=rule.reference, firing=len(firing), members=len(scopes))
+                closed.append(replace(current, state=RESOLVED, resolved_at=now, last_evaluated_at=now, facts=facts))
             else:
                 live[key] = _update(current, firing, len(scopes), now, rule)
         elif len(firing) >= policy.min_firing and 2 * len(firing) > len(scopes):
@@ -88,15 +89,9 @@ def _update(record: AlertRecord, firing: list[AlertRecord], members: int, now: d
     # A change rule's labels: the most common new and old label among the members.
     value_text = _mode([r.value_text for r in firing])
     baseline_text = _mode([r.baseline_text for r in firing])
-    summary = group_summary(
-        record.rule, record.scope, record.metric, len(firing), members, value, baseline, rule.reference
-    )
-    if value_text is not None:
-        summary = f"{summary.split(';')[0]}; {record.metric} mostly {baseline_text or 'n/a'} -> {value_text}"
     agents = tuple(sorted({a for r in firing for a in r.agents}))
     agents_clear = tuple(sorted({a for r in firing for a in r.agents_clear} - set(agents)))
     attribution = combine(r.attribution for r in firing) or record.attribution
-    changed = (value, baseline, summary) != (record.value, record.baseline, record.summary)
     updated = replace(
         record,
         agents=agents,
@@ -106,17 +101,9 @@ def _update(record: AlertRecord, firing: list[AlertRecord], members: int, now: d
         baseline=baseline,
         value_text=value_text,
         baseline_text=baseline_text,
-        summary=summary,
-        last_evaluated_at=now if changed or record.last_evaluated_at is None else record.last_evaluated_at,
+        facts=Facts(reference=rule.reference, firing=len(firing), members=members),
     )
+    # Only news moves `last_evaluated_at` (and so rewrites the row): what its summary would say changed.
+    if render(updated) != record.summary or record.last_evaluated_at is None:
+        updated = replace(updated, last_evaluated_at=now)
     return track_values(updated, rule.higher_is_worse)
-
-
-def _resolve(
-    record: AlertRecord, firing: list[AlertRecord], members: int, now: datetime, reference: str
-) -> AlertRecord:
-    summary = group_summary(
-        record.rule, record.scope, record.metric, len(firing), members, record.value, record.baseline, reference
-    )
-    summary += peak_text(record.metric, record.fired_value, record.worst_value)
-    return replace(record, state=RESOLVED, resolved_at=now, last_evaluated_at=now, summary=resolved_summary(summary))

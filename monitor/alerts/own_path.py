@@ -10,7 +10,7 @@ since the same moment, the same agent's network part towards at least one
 *other* provider rose by at least half as much, no provider is at fault.
 The alarm is then held as the agent's vantage alert (`vantage_severity`,
 a ticket by default), which joins the alert about the agent when several
-providers' targets alarm (vantage_alerts.py).
+providers' targets alarm (agent_wide.py).
 
 What still pages, as before: a provider part that moved; a network rise
 towards one provider only (that provider's edge, or our route to it: one

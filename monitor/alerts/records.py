@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from monitor.alerts.scope import Scope
@@ -47,10 +47,40 @@ class AlertRecord:
     slo: str | None = None
     burn_window: str | None = None  # the window pair that holds, `1h/5m`
     budget_remaining: float | None = None  # of the period's error budget, 1 = untouched
+    # DESIGN §15: the alert that inhibits this one (kept, delivered nowhere) and what mutes it. While
+    # the inhibiting alert is new this round it has no id yet: `inhibited_by` is then UNSTORED,
+    # `inhibitor` names it, and the write stage (store.py) puts in its id.
+    inhibited_by: int | None = None
+    muted: str | None = None  # silence | maintenance
+    # What this round found that the summary says (render.py); not stored, not compared.
+    facts: Facts | None = field(default=None, compare=False)
+    inhibitor: tuple[str, str] | None = field(default=None, compare=False)  # (rule, scope key) inhibiting it
 
     @property
     def live(self) -> bool:
         return self.state in LIVE_STATES
+
+
+UNSTORED = 0  # inhibited_by of an alert whose inhibitor is written in the same transaction
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """This round's findings about one alert that are not columns of its row, for its summary.
+
+    Set by the stage that finds them; `render` reads them once, at the end of the round."""
+
+    reference: str = "baseline"  # what `baseline` is, in words: baseline, threshold, was
+    say_agents: bool = False  # name where it is seen and where not (several vantage points probe it)
+    own_path: tuple[str, ...] = ()  # a lone agent's alarm held as its own path: the providers it rose towards
+    firing: int = 0  # a provider-region alert: its targets firing, of `members`
+    members: int = 0
+    providers: tuple[str, ...] = ()  # an agent-wide alert: the providers its path degraded towards
+    targets: int = 0  # ...over this many targets
+    others_clear: bool = False  # ...and other vantage points see them normal
+    reason: str = ""  # why it resolved, when that is not the metric itself
+    slo_objective: float | None = None  # an SLO alert: its objective and period
+    slo_period_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

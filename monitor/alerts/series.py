@@ -8,7 +8,7 @@ detector, and folds every evaluation through the quorum (vantage.TargetFold);
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -34,6 +34,7 @@ class Series:
     paths: PathHistory = field(default_factory=PathHistory)  # latency rules: "is it them or us"
 
 
+Attribute = Callable[[str, str, float], dict[str, Any] | None]  # (target id, agent, since epoch s) -> split
 SeriesKey = tuple[str, str, str]  # (rule, target id, agent): one series per vantage point (DESIGN §11)
 
 
@@ -126,6 +127,14 @@ class RuleRound:
                 (agent,) = fed.fold.states
                 since = self.series[target][agent].detector.change_started_s
                 self.lone[target] = LoneAlarm(agent, first if since is None else since)
+
+    def copy(self) -> RuleRound:
+        """A copy whose evaluations and verdicts can be rewritten (the own-path stage) without touching
+        this one; the series are shared (the stages only read them)."""
+        return RuleRound(
+            dict(self.evaluations), dict(self.evaluations_v), dict(self.scopes), dict(self.verdicts),
+            self.series, dict(self.lone),
+        )  # fmt: skip
 
     def hold_as_vantage(self, target: str, scope: Scope, providers: tuple[str, ...]) -> None:
         """A lone agent's alarm that is its own path (own_path.py): its evaluations become its vantage

@@ -32,6 +32,8 @@ class ActiveSilence:
     id: int | None = None  # database silences only
     created_by: str | None = None
 
+    kind = "silence"  # what `muted` says of an alert it mutes (DESIGN §15)
+
     def active(self, now: datetime) -> bool:
         return (self.starts_at is None or self.starts_at <= now) and now < self.ends_at
 

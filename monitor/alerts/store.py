@@ -10,6 +10,7 @@ Core SQL on the storage tables; no ORM object leaves this module.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -17,17 +18,27 @@ from sqlalchemy import Connection, delete, func, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from monitor.official.match import MATCH_WINDOW, lead_text, matching_incident
 from monitor.alerts.payload import build_body, with_alternative
-from monitor.alerts.records import FIRING, LIVE_STATES, REPEAT_EVENT, RESOLVED, RESOLVED_EVENT, AlertRecord, Change
+from monitor.alerts.records import (
+    FIRING,
+    LIVE_STATES,
+    REPEAT_EVENT,
+    RESOLVED,
+    RESOLVED_EVENT,
+    UNSTORED,
+    AlertRecord,
+    Change,
+)
 from monitor.alerts.scope import PROVIDER_REGION, TARGET, Scope
+from monitor.official.match import MATCH_WINDOW, lead_text, matching_incident
 from monitor.redact import redact
+from monitor.slo.scopes import SloScope
 from monitor.storage.models import Alert, NotificationOutbox
 from monitor.storage.queries.official import incidents_near
 
 ALERTS = Alert.__table__
 OUTBOX = NotificationOutbox.__table__
-RECORD_COLUMNS = _RECORD_COLUMNS = (
+RECORD_COLUMNS = (
     "rule",
     "state",
     "severity",
@@ -50,32 +61,38 @@ RECORD_COLUMNS = _RECORD_COLUMNS = (
     "slo",
     "burn_window",
     "budget_remaining",
+    "inhibited_by",
+    "muted",
 )
 
 
 def record_from_row(row: Any) -> AlertRecord:
     m = row._mapping
-    scope = Scope(provider=m["provider"], region=m["region"], model=m["model"], prompt=m["prompt"], agent=m["agent"])
+    if m["slo"] is not None:  # an SLO alert's scope is the SLO's `per:` (DESIGN §12)
+        per = m["scope_kind"].removeprefix("slo_")
+        scope = SloScope(per, m["provider"], m["model"], m["region"], m["prompt"])
+    else:
+        scope = Scope(m["provider"], m["region"], m["model"], m["prompt"], m["agent"])
     return AlertRecord(
         scope=scope,
         id=m["id"],
         agents=tuple(m["agents"] or ()),
         agents_clear=tuple(m["agents_clear"] or ()),
         attribution=m["attribution"],
-        **{c: m[c] for c in _RECORD_COLUMNS},
+        **{c: m[c] for c in RECORD_COLUMNS},
     )
 
 
 def _row_values(record: AlertRecord) -> dict[str, Any]:
-    values = {c: getattr(record, c) for c in _RECORD_COLUMNS}
+    values = {c: getattr(record, c) for c in RECORD_COLUMNS}
     values.update(
         scope_kind=record.scope.kind,
+        agent=getattr(record.scope, "agent", None),
         scope_key=record.scope.key,
         provider=record.scope.provider,
         model=record.scope.model,
         region=record.scope.region,
         prompt=record.scope.prompt,
-        agent=record.scope.agent,
         agents=list(record.agents) or None,
         agents_clear=list(record.agents_clear) or None,
         attribution=record.attribution,
@@ -116,17 +133,22 @@ def apply_changes(
     """
     queued = 0
     url = redact(dashboard_url, secrets) if dashboard_url else None
-    for change in changes:
+    ids: dict[tuple[str, str], int] = {}
+    # An alert inhibited by one new this round is written after it, with its id (DESIGN §15).
+    for change in sorted(changes, key=lambda c: c.record.inhibited_by == UNSTORED):
         record = change.record
         if change.delete:
             if record.id is not None:
                 conn.execute(delete(ALERTS).where(ALERTS.c.id == record.id))
             continue
+        if record.inhibited_by == UNSTORED:
+            record = replace(record, inhibited_by=ids.get(record.inhibitor or ("", "")))
         if record.id is None:
             alert_id = conn.execute(insert(ALERTS).values(**_row_values(record)).returning(ALERTS.c.id)).scalar_one()
         else:
             alert_id = record.id
             conn.execute(update(ALERTS).where(ALERTS.c.id == alert_id).values(**_row_values(record)))
+        ids[(record.rule, record.scope.key)] = alert_id
         note = _official_note(conn, record) if change.events else ""
         for event in change.events:
             body = build_body(record, event, alert_id, url)

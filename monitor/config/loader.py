@@ -37,6 +37,7 @@ from monitor.config.interpolation import interpolate
 from monitor.config.matrix import build_targets
 from monitor.config.schema import DEFAULT_DATABASE_URL, SECTIONS, FileSpec, database_problem
 from monitor.config.scopes import check_references
+from monitor.config.inhibit import DEFAULT_INHIBIT
 from monitor.config.values import Config
 from monitor.redact import Secret
 
@@ -135,6 +136,7 @@ def _load(text: str, base_dir: Path, env: Mapping[str, str] | None, source: Path
         dashboard_url=spec.dashboard_url,
         budget=spec.budget,
         slos=tuple(s for s in spec.slos if s),
+        inhibit=tuple(i for i in spec.inhibit if i) if "inhibit" in tree else DEFAULT_INHIBIT,
         secrets=frozenset(s for s in ctx.secrets if s),
         source_path=source,
         unset_secrets=MappingProxyType({path_of(loc): found.unset[loc] for loc in found.unset if loc in ctx.deferred}),

@@ -23,6 +23,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from monitor.config.egress import ProxySetting
 from monitor.config.errors import did_you_mean, fail, kind, problem
+from monitor.config.inhibit import InhibitRule
 from monitor.config.fields import (
     ENV_REF,
     Bool,
@@ -477,6 +478,7 @@ class FileSpec:
     dashboard_url: Url | None = None
     budget: Budget | None = None
     slos: Annotated[tuple[Slo, ...], entries()] = ()
+    inhibit: Annotated[tuple[InhibitRule, ...], entries()] = ()  # unset: DEFAULT_INHIBIT (DESIGN §15)
 
 
 SECTIONS = tuple(FileSpec.__pydantic_fields__)

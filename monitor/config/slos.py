@@ -118,6 +118,7 @@ class Slo:
     good: Good = Good()
     period_s: seconds(400 * DAY_S, min_s=HOUR_S - 1) = alias("period", DEFAULT_PERIOD_S)
     per: Literal["target", "provider", "model", "all"] = "target"
+    repeat_interval_s: seconds(30 * DAY_S) = alias("repeat_interval", 4 * HOUR_S)  # as an alert rule's (DESIGN §15)
 
     def matches(self, provider: str | None, model=None, region=None, prompt=None) -> bool:
         return scope_matches(self.match, provider=provider, model=model, region=region, prompt=prompt)

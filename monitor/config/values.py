@@ -22,6 +22,7 @@ from monitor.config.schema import (
     Retention,
     Silence,
 )
+from monitor.config.inhibit import DEFAULT_INHIBIT, InhibitRule
 from monitor.config.slos import Slo
 from monitor.sample import TargetKey
 
@@ -93,6 +94,7 @@ class Config:
     dashboard_url: str | None = None
     budget: Budget | None = None
     slos: tuple[Slo, ...] = ()
+    inhibit: tuple[InhibitRule, ...] = DEFAULT_INHIBIT  # DESIGN §15
     secrets: frozenset[str] = field(default=frozenset(), repr=False)
     source_path: Path | None = None
     # `secrets="defer"`: "providers.openai.api_key" -> ("OPENAI_API_KEY",), credentials left unresolved

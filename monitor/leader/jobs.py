@@ -27,16 +27,13 @@ def leader_jobs(config: Config) -> dict[str, tuple[float, LeaderJob]]:
     """name -> (interval in seconds, job) for everything the leader runs."""
     # Imported here: `firsttoken --help` and every other command need none of the alert engine.
     from monitor.alerts.engine import alert_jobs_for
-    from monitor.alerts.slo_evaluator import slo_jobs
     from monitor.official.poll import POLL_EVERY_S, poll_status_pages
 
     alerting = config.alerting
     return {
         "rollups": (ROLLUP_EVERY_S, roll_up),
         "retention": (RETENTION_EVERY_S, keep_house),
-        **alert_jobs_for(alerting),
-        # SLO burn (DESIGN §12), on its own evaluator: this line goes once the alert engine evaluates SLOs.
-        **slo_jobs(alerting.evaluate_every_s, alerting.settle_s),
+        **alert_jobs_for(alerting),  # rules and SLOs, one round (DESIGN §15)
         "status-pages": (POLL_EVERY_S, poll_status_pages),  # providers' official incidents (monitor.official)
     }
 

@@ -7,7 +7,7 @@ a quorum of the agents that probed the scope within the pair's long window. The 
 any pair holds, takes the severity of the most severe pair that holds and never steps down while it
 fires (so the page that opened an incident also closes it), and resolves when no pair holds.
 
-The same object runs the live alerts (`monitor.alerts.slo_evaluator`) and `firsttoken backtest --slo`,
+The same object runs the live alerts (`monitor.alerts.slo_source`) and `firsttoken backtest --slo`,
 so a backtest shows exactly what the service would have paged.
 """
 

@@ -209,6 +209,10 @@ class Alert(Base):
     slo: Mapped[str | None] = mapped_column(Text)
     burn_window: Mapped[str | None] = mapped_column(Text)
     budget_remaining: Mapped[float | None] = mapped_column(Float)
+    # One alert pipeline (migration 0014_alert_pipeline, DESIGN §15): the alert inhibiting this one,
+    # and what mutes its notifications (silence | maintenance).
+    inhibited_by: Mapped[int | None] = mapped_column(BigInteger)
+    muted: Mapped[str | None] = mapped_column(String(16))
     # Vantage points (migration 0009_vantage_points): the agent of an alert below the quorum, where the
     # condition holds and where it does not, and the network/provider split of a latency change.
     agent: Mapped[str | None] = mapped_column(Text)

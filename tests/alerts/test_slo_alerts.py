@@ -11,7 +11,8 @@ import pytest
 from sqlalchemy import select
 
 from monitor.alerts.slo_backtest import Probe, replay
-from monitor.alerts.slo_evaluator import SloEvaluator
+from monitor.alerts.engine import AlertEngine, EngineOptions
+from monitor.alerts.grouping import GroupPolicy
 from monitor.storage.models import Alert, NotificationOutbox
 from monitor.storage.queries import insert_samples
 from monitor.storage.rollups import hour_floor, rollup_hours
@@ -34,6 +35,11 @@ def slo_config(tmp_path, *, silences=None, per="target"):
         {"name": "chat", "objective": "95%", "period": "12h", "per": per, "good": {"ttft_ms": {"below": 1000}}}
     ]
     return make_config(spec, tmp_path)
+
+
+def slo_engine() -> AlertEngine:
+    """The alert engine, SLO burns in its round (DESIGN §15), with no hold: these tests time the burn."""
+    return AlertEngine(EngineOptions(settle_s=0.0, group=GroupPolicy(group_wait_s=0.0, group_wait_intervals=0.0)))
 
 
 def burn_series(pattern):
@@ -77,7 +83,7 @@ def test_fires_escalates_and_resolves_with_the_replay_and_notifies_by_severity(d
     config = slo_config(tmp_path)
     samples = burn_series([(20, 0), (20, 5), (2, 1), (10, 0)])
     insert_samples(db, samples)
-    evaluator = SloEvaluator(settle_s=0.0)
+    evaluator = slo_engine()
     run(evaluator, db, config, 0, 41 * 60)
     events = expected(samples, config)
     assert [e.event for e in events] == ["firing", "escalated", "resolved"]
@@ -108,7 +114,7 @@ def test_budget_remaining_is_the_periods_from_the_rollups(db, tmp_path):
     insert_samples(db, samples)
     end = T0 + timedelta(minutes=33)
     rollup_hours(db, T0, end + timedelta(hours=1), now=end)
-    SloEvaluator(settle_s=0.0).evaluate(db, config, now=end)
+    slo_engine().evaluate(db, config, now=end)
     (alert,) = alerts(db)
     bad = sum(not s.ok for s in samples)
     # 33 minutes of a 12-hour period: the period's budget, at the pace the probes were seen.
@@ -120,9 +126,9 @@ def test_a_restarted_leader_neither_repeats_nor_loses_the_page(db, tmp_path):
     config = slo_config(tmp_path)
     samples = burn_series([(20, 0), (5, 1), (10, 0)])
     insert_samples(db, samples)
-    run(SloEvaluator(settle_s=0.0), db, config, 0, 23 * 60)
+    run(slo_engine(), db, config, 0, 23 * 60)
     assert [e[1] for e in outbox(db)] == ["firing", "firing"]
-    run(SloEvaluator(settle_s=0.0), db, config, 23 * 60 + 30, 35 * 60)  # a new leader, nothing in memory
+    run(slo_engine(), db, config, 23 * 60 + 30, 35 * 60)  # a new leader, nothing in memory
     assert [e[1] for e in outbox(db)] == ["firing", "firing", "resolved", "resolved"]
     assert len(alerts(db)) == 1
 
@@ -131,7 +137,7 @@ def test_a_silence_mutes_the_page_not_the_alert(db, tmp_path):
     until = (T0 + timedelta(days=1)).astimezone(UTC).isoformat()
     config = slo_config(tmp_path, silences=[{"match": {"provider": "p"}, "until": until}])
     insert_samples(db, burn_series([(20, 0), (5, 1)]))
-    run(SloEvaluator(settle_s=0.0), db, config, 0, 25 * 60)
+    run(slo_engine(), db, config, 0, 25 * 60)
     (alert,) = alerts(db)
     assert alert["state"] == "firing" and alert["silenced"]
     assert outbox(db) == []
@@ -155,7 +161,7 @@ def test_quorum_of_vantage_points(db, tmp_path):
                 )
             )
     insert_samples(db, rows)
-    run(SloEvaluator(settle_s=0.0), db, config, 0, 25 * 60)
+    run(slo_engine(), db, config, 0, 25 * 60)
     assert alerts(db) == []
     more = [
         sample(TARGET, T0 + timedelta(seconds=25 * 60 + i * STEP_S + 0.2), 300.0, ok=False, agent=a)
@@ -163,19 +169,9 @@ def test_quorum_of_vantage_points(db, tmp_path):
         for a in ("a1", "a2")
     ]
     insert_samples(db, more)
-    run(SloEvaluator(settle_s=0.0), db, config, 25 * 60 + 30, 30 * 60)
+    run(slo_engine(), db, config, 25 * 60 + 30, 30 * 60)
     (alert,) = alerts(db)
     assert alert["state"] == "firing" and alert["scope_key"] == "p/*" and alert["scope_kind"] == "slo_provider"
-
-
-def test_the_leader_runs_the_slo_job_at_the_alerting_cadence():
-    """`firsttoken run` and the demo both run the leader's one list (monitor.leader.jobs)."""
-    from monitor.config import load_config_text
-    from monitor.leader.jobs import leader_jobs
-
-    config = load_config_text("database: sqlite:///x.db\nalerting: {evaluate_every: 7s}\n")
-    every_s, job = leader_jobs(config)["slo.evaluate"]
-    assert every_s == 7.0 and isinstance(job.__self__, SloEvaluator)
 
 
 def test_cancelled_probes_and_unhealthy_agents_burn_nothing(db, tmp_path):
@@ -192,9 +188,9 @@ def test_cancelled_probes_and_unhealthy_agents_burn_nothing(db, tmp_path):
     ]
     cut_off = [sample(TARGET, late + timedelta(seconds=10 * i + 1), None, ok=False, agent="cut-off") for i in range(30)]
     insert_samples(db, good + cancelled + cut_off)
-    run(SloEvaluator(settle_s=0.0), db, config, 0, 26 * 60)
+    run(slo_engine(), db, config, 0, 26 * 60)
     assert alerts(db) == [] and outbox(db) == []
     heartbeat_agent(db, "cut-off", healthy=True, version="t", now=T0)  # the same probes, counted, do page
-    run(SloEvaluator(settle_s=0.0), db, config, 26 * 60 + 30, 27 * 60)
+    run(slo_engine(), db, config, 26 * 60 + 30, 27 * 60)
     (alert,) = alerts(db)
     assert alert["state"] == "firing" and alert["severity"] == "page"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from monitor.alerts.engine import AlertEngine
 from monitor.alerts.outbox import OutboxDelivery
-from monitor.alerts.slo_evaluator import SloEvaluator
 from monitor.cli import build_parser
 from monitor.commands import run as run_command
 from monitor.config import load_config_text
@@ -18,12 +17,11 @@ def test_the_list_runs_at_the_alerting_timings_of_the_config_it_is_given():
     config = load_config_text("database: sqlite:///x.db\nalerting: {evaluate_every: 7s, deliver_every: 3s}\n")
     jobs = leader_jobs(config)
     # Evaluation before delivery: a new page goes out on the same tick.
-    assert list(jobs) == ["rollups", "retention", "alerts.evaluate", "alerts.deliver", "slo.evaluate", "status-pages"]
+    assert list(jobs) == ["rollups", "retention", "alerts.evaluate", "alerts.deliver", "status-pages"]
     assert jobs["rollups"] == (ROLLUP_EVERY_S, roll_up) and jobs["retention"] == (RETENTION_EVERY_S, keep_house)
     assert jobs["status-pages"] == (POLL_EVERY_S, poll_status_pages)
     assert jobs["alerts.evaluate"][0] == 7.0 and isinstance(jobs["alerts.evaluate"][1].__self__, AlertEngine)
     assert jobs["alerts.deliver"][0] == 3.0 and isinstance(jobs["alerts.deliver"][1].__self__, OutboxDelivery)
-    assert jobs["slo.evaluate"][0] == 7.0 and isinstance(jobs["slo.evaluate"][1].__self__, SloEvaluator)
 
 
 def test_housekeeping_runs_on_sqlite(tmp_path):

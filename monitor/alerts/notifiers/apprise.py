@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from monitor.alerts.notifiers.base import DeliveryError
-from monitor.alerts.summary import format_value
+from monitor.alerts.render import format_value
 from monitor.config.errors import fail, problem
 from monitor.config.fields import secret_text, spec
 from monitor.config.notifiers import NotifierConfig

@@ -2,9 +2,10 @@
 (DESIGN §9, §12): a month of 1-minute probes for 200 targets is ~5,400 daily rows and a few
 thousand hourly ones, never 8.6 M raw samples.
 
-Whole UTC days come from the daily tier, except the days a burn-rate window starts in (the longest
-window is a tenth of the period) and the current day, which come from the hourly tier merged in
-the database per target, day and stretch between window starts. A probe is good when ok and
+The tiers follow `queries.tiers` (rollups only, whatever the length): whole UTC days come from the
+daily tier, except the days a burn-rate window starts inside (the longest window is a tenth of the
+period; the window starts are the plan's cuts) and the current day, which come from the hourly tier
+merged in the database per target, day and stretch between window starts. A probe is good when ok and
 within every bound; the rollups keep a histogram per metric (`storage.histogram`, buckets 1/32 of
 an octave wide), so a bound counts the buckets wholly beyond it as bad and the bucket it cuts in
 proportion (at most one bucket, <= 3.1 % of the bound's value, is shared). With several bounds a
@@ -12,7 +13,7 @@ probe may break more than one: their bad counts are added (capped at the ok prob
 reports more attainment than there was. Probes that failed only their answer checks count as good
 under `checks: false` (the rollups keep no latency for failed probes). Windows read whole hours:
 the hour holding `end - W` and every one after it; the period likewise starts at its first whole
-hour. The live alerts (`alerts/slo_evaluator.py`) judge raw samples exactly; this is the status
+hour. The live alerts (`alerts/slo_source.py`) judge raw samples exactly; this is the status
 and dashboard view.
 """
 
@@ -29,7 +30,9 @@ from sqlalchemy import Engine, Float, Text, and_, case, cast, func, literal, or_
 from monitor.storage.models import RollupDaily, RollupHourly
 from monitor.storage.queries.dashfetch import cancelled_count, epoch_s, fetch_rows
 from monitor.storage.queries.histmatrix import decode, decode_packed
-from monitor.storage.rollups import DAY, day_floor, hour_floor
+from monitor.storage.queries.tierread import in_spans, read_plan
+from monitor.storage.queries.tiers import Plan
+from monitor.storage.rollups import DAY, hour_floor
 
 _R = RollupHourly.__table__.c
 _D = RollupDaily.__table__.c
@@ -93,20 +96,20 @@ def scope_counts(
     windows_s: Sequence[float] = (),
 ) -> ScopeCounts:
     ids = sorted(group_of_target)
-    days = _daily_days(engine, start, end, windows_s) if ids else []
-    hourly = and_(_R.target.in_(ids), _R.hour >= start, _R.hour < end)
-    for first, last in _runs(days):  # those days' hours are read as their daily rows
-        hourly = and_(hourly, or_(_R.hour < first, _R.hour >= last))
-    cuts = sorted({hour_floor(end - _seconds(w)) for w in windows_s})
-    tiers = [_rows(engine, _grouped_hours(engine, hourly, bounds, cuts, checks), bounds, packed=False)] if ids else []
-    if days:
-        daily = and_(_D.target.in_(ids), _D.day.in_(days))
-        tiers.append(_rows(engine, _day_rows(engine, daily, bounds, checks), bounds, packed=True))
+    cuts = sorted({hour_floor(end - _seconds(w)) for w in windows_s})  # a window reads from its start's hour
+    plan = read_plan(engine, start, end, cuts=cuts, raw=False) if ids else Plan()
+    parts = []
+    if plan.hours:
+        hourly = and_(_R.target.in_(ids), in_spans(_R.hour, plan.hours))
+        parts.append(_rows(engine, _grouped_hours(engine, hourly, bounds, cuts, checks), bounds, packed=False))
+    if plan.days:
+        daily = and_(_D.target.in_(ids), in_spans(_D.day, plan.days))
+        parts.append(_rows(engine, _day_rows(engine, daily, bounds, checks), bounds, packed=True))
     target_of, bin_s, probes, ok, asserted, violations = (
-        (np.concatenate(parts) for parts in zip(*tiers, strict=True)) if tiers else (np.zeros(0),) * 6
+        (np.concatenate(cols) for cols in zip(*parts, strict=True)) if parts else (np.zeros(0),) * 6
     )
     group = np.fromiter((group_of_target[t] for t in target_of), dtype=np.int64, count=len(target_of))
-    first_s = _first_hours(engine, group_of_target, n_groups, target_of, group, bin_s, probes, days)
+    first_s = _first_hours(engine, group_of_target, n_groups, target_of, group, bin_s, probes, plan.day_starts())
     bad_ok = np.minimum(violations, ok)  # several bounds: added, never more than the ok probes
     good = ok - bad_ok + (0 if checks else asserted)
     counts = ScopeCounts(
@@ -183,35 +186,6 @@ def _first_hours(
 
 def _utc(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
-
-
-def _daily_days(engine: Engine, start: datetime, end: datetime, windows_s: Sequence[float]) -> list[datetime]:
-    """The whole UTC days of [start, end) read from the daily tier: built ones (up to the newest daily
-    row; the current day never is), except the days a window starts in, which need their hours."""
-    first = day_floor(start) if start == day_floor(start) else day_floor(start) + DAY
-    with engine.connect() as conn:
-        newest = conn.execute(select(func.max(_D.day))).scalar()
-    if newest is None:
-        return []
-    last = min(day_floor(end), newest + DAY)
-    cut = {day_floor(hour_floor(end - _seconds(w))) for w in windows_s}
-    days, day = [], first
-    while day < last:
-        if day not in cut:
-            days.append(day)
-        day += DAY
-    return days
-
-
-def _runs(days: Sequence[datetime]) -> list[tuple[datetime, datetime]]:
-    """Consecutive days as [first, last) ranges."""
-    out: list[tuple[datetime, datetime]] = []
-    for day in days:
-        if out and out[-1][1] == day:
-            out[-1] = (out[-1][0], day + DAY)
-        else:
-            out.append((day, day + DAY))
-    return out
 
 
 def _seconds(length_s: float):

@@ -1,4 +1,4 @@
-"""The pure alert lifecycle: evaluations + live alerts + now in, changes out."""
+"""The pure alert round (monitor.alerts.round) for one rule: evaluations + live alerts + now in, changes out."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 from monitor.alerts.detectors.base import FIRING, OK, PENDING, Evaluation
 from monitor.alerts.grouping import GroupPolicy
-from monitor.alerts.lifecycle import RuleInput, step_rule
 from monitor.alerts.records import AlertRecord, Change, RuleView
+from monitor.alerts.round import RoundInput, RuleSource, run_round
 from monitor.alerts.scope import Scope
+from monitor.alerts.series import RuleRound
 
 T0 = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 RULE = RuleView("ttft-regression", "page", "ttft_ms", repeat_interval_s=4 * 3600)
@@ -30,6 +31,15 @@ def never_muted(_scope: Scope) -> bool:
     return False
 
 
+class Mute:
+    """A silence as the mute stage sees it, from a predicate."""
+
+    kind = "silence"
+
+    def __init__(self, predicate) -> None:
+        self.mutes = predicate
+
+
 class World:
     """Applies changes like the database would, so tests can run many rounds."""
 
@@ -48,12 +58,22 @@ class World:
     def round(self, at_s: float, evaluations=None, muted=never_muted, intervals=None) -> list[Change]:
         now = T0 + timedelta(seconds=at_s)
         released = {
-            r.scope.key: r.resolved_at
+            (r.rule, r.scope.key): r.resolved_at
             for r in self.rows.values()
             if r.scope.kind == "provider_region" and r.resolved_at
         }
-        inp = RuleInput(self.rule, self.live, evaluations or {}, self.members, intervals or {}, released)
-        changes = step_rule(inp, muted, now, self.policy)
+        source = RuleSource(self.rule, "regression", self.members, RuleRound(evaluations=dict(evaluations or {})))
+        inp = RoundInput(
+            now,
+            {self.rule.name: source},
+            {},
+            list(self.live.values()),
+            released=released,
+            intervals_s=intervals or {},
+            mutes=[Mute(muted)],
+            policy=self.policy,
+        )
+        changes = run_round(inp)
         for change in changes:
             record = change.record
             if change.delete:

@@ -1,0 +1,73 @@
+"""The inhibit stage (DESIGN §15), pure: which live alerts another firing alert makes redundant.
+
+Three sources of inhibition, one mark (`inhibited_by`): an inhibited alert is kept and shown,
+delivered nowhere, and pages on its own if it still fires once its inhibitor is gone.
+- a provider-region alert inhibits the target and vantage alerts of its rule in that group (§5);
+- an agent-wide alert inhibits that agent's vantage alerts of its rule (§11);
+- an `inhibit:` rule: a firing alert matching `source` inhibits every live alert matching `target`
+  whose scope labels named in `equal` are the same (Alertmanager's shape; an alert never inhibits
+  itself). A label a scope does not carry (a provider-wide SLO has no region) is null, and null
+  equals only null, as in Alertmanager.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from monitor.alerts.records import FIRING, UNSTORED, AlertRecord
+from monitor.alerts.scope import AGENT, PROVIDER_REGION, TARGET, VANTAGE
+
+AlertKey = tuple[str, str]  # (rule, scope key)
+Labels = Callable[[AlertRecord], Mapping[str, Any]]
+
+
+def inhibit(live: Mapping[AlertKey, AlertRecord], rules: Sequence[Any], labels: Labels) -> dict[AlertKey, AlertRecord]:
+    """Every live alert with `inhibited_by` (and `inhibitor`) set or cleared for this round."""
+    by: dict[AlertKey, AlertKey] = {}
+    for key, record in live.items():
+        source = _structural(key, record, live)
+        if source is not None:
+            by[key] = source
+    firing = sorted((k, r) for k, r in live.items() if r.state == FIRING)
+    for rule in rules:
+        sources: dict[tuple, AlertKey] = {}
+        for key, record in firing:
+            if rule.source.matches(labels(record)):
+                sources.setdefault(_equal(record, rule.equal), key)
+        if not sources:
+            continue
+        for key, record in live.items():
+            if key in by or not rule.target.matches(labels(record)):
+                continue
+            source = sources.get(_equal(record, rule.equal))
+            if source is not None and source != key:
+                by[key] = source
+    out: dict[AlertKey, AlertRecord] = {}
+    for key, record in live.items():
+        source = by.get(key)
+        if source is None:
+            out[key] = replace(record, inhibited_by=None, inhibitor=None) if record.inhibited_by else record
+            continue
+        source_id = live[source].id
+        out[key] = replace(record, inhibited_by=UNSTORED if source_id is None else source_id, inhibitor=source)
+    return out
+
+
+def _structural(key: AlertKey, record: AlertRecord, live: Mapping[AlertKey, AlertRecord]) -> AlertKey | None:
+    rule, scope = key[0], record.scope
+    if scope.kind in (TARGET, VANTAGE):
+        group = (rule, scope.group_key)
+        if group in live and live[group].scope.kind == PROVIDER_REGION:
+            return group
+    if scope.kind == VANTAGE:
+        agent = (rule, f"agent:{scope.agent}")
+        if agent in live and live[agent].scope.kind == AGENT:
+            return agent
+    return None
+
+
+def _equal(record: AlertRecord, names: Sequence[str]) -> tuple:
+    labels = record.scope.labels()
+    return tuple(labels.get(name) for name in names)
