@@ -22,8 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from monitor.agent.metrics import LABELS, TPS_BUCKETS, TTFT_BUCKETS_S, ProbeMetrics, RouteInfo, gzip_chunks
+from monitor.agent.metrics import LABELS, TPS_BUCKETS, TTFT_BUCKETS_S, ProbeMetrics, RouteInfo
 from monitor.agent.metrics_series import SeriesCounter, SeriesHistogram
+from monitor.http.metrics import gzip_chunks
 from monitor.sample import Sample
 
 PROVIDERS, REGIONS = 10, 4

@@ -21,9 +21,10 @@ from pathlib import Path
 import anyio
 import httpx
 
-from monitor.agent.answer_cache import AnswerCache, ttl_for
-from monitor.agent.metrics import Health, StatusServer
-from monitor.agent.routes_api import routes_handler
+from monitor.http.answer_cache import AnswerCache, ttl_for
+from monitor.http.health import Health
+from monitor.http.routes import routes_handler
+from monitor.http.server import StatusServer
 from monitor.integrations.route_choice import choose, routes_from_json
 from monitor.sample import Sample
 from monitor.storage import migrate

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import charts, data, health_view, slo_view, status, ui, urlstate
-from monitor.agent.public import status_links
+from monitor.http.public import status_links
 
 ui.header(
     "Provider health",

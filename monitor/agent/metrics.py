@@ -1,4 +1,4 @@
-"""Prometheus metrics and the /metrics + /healthz endpoint of `firsttoken run`.
+"""Prometheus metrics of `firsttoken run` (served on /metrics by monitor.http.metrics).
 
 Base units are seconds, as Prometheus expects; the histograms' buckets cover
 what LLM APIs do (TTFT from 50 ms to a minute, decode 1 to 2,000 tokens/s).
@@ -7,19 +7,11 @@ Each service owns its registry, so tests can run several side by side.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
-import zlib
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, make_server
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.exposition import ThreadingWSGIServer
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from monitor.agent.conditional import cache_headers, etag_for, matches
 from monitor.agent.metrics_series import SeriesCounter, SeriesHistogram, _braces, chunked
 from monitor.agent.metrics_window import WindowQuantiles
 from monitor.sample import ErrorKind, Sample
@@ -234,123 +226,3 @@ class RouteInfo:
             return []
         head = f"# HELP {self.NAME} Route the last response named (1 per target)\n# TYPE {self.NAME} gauge\n"
         return list(chunked([head.encode(), *lines]))
-
-
-# Level 1: the text is repetitive enough that it already shrinks ~10x, at a fraction of level 6's CPU.
-GZIP_LEVEL = 1
-
-
-def accepts_gzip(accept_encoding: str) -> bool:
-    """Does an Accept-Encoding header allow gzip (and not with q=0)?"""
-    for item in accept_encoding.split(","):
-        coding, _, params = item.strip().partition(";")
-        if coding.strip().lower() in ("gzip", "*"):
-            weight = params.strip()
-            if not weight.startswith("q="):
-                return True
-            try:
-                return float(weight[2:]) > 0
-            except ValueError:
-                return False
-    return False
-
-
-def gzip_chunks(chunks: list[bytes]) -> list[bytes]:
-    """The body gzipped piece by piece: zlib lets the GIL go while it compresses each one."""
-    compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)  # 31: gzip framing
-    out = [piece for chunk in chunks if (piece := compressor.compress(chunk))]
-    out.append(compressor.flush())
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class Health:
-    ok: bool
-    detail: dict[str, Any]
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # scrapes every 15 s would flood the log
-        pass
-
-
-class StatusServer:
-    """Serves /metrics, /healthz, /routes (given a handler), the public status routes and /mcp
-    (given a WSGI app) from a daemon thread."""
-
-    def __init__(
-        self,
-        host: str,
-        port: int,
-        metrics: Callable[[], list[bytes]],
-        health: Callable[[], Health],
-        public: Callable[[str], tuple[str, str, bytes] | None] | None = None,
-        routes: Callable[[str], tuple[int, bytes]] | None = None,
-        max_age_s: Callable[[], int] | None = None,
-        mcp: Callable[..., Any] | None = None,
-    ) -> None:
-        def app(environ, start_response):
-            path = environ.get("PATH_INFO", "")
-            if mcp is not None and (path == "/mcp" or path.startswith("/mcp/")):
-                return mcp(environ, start_response)
-            if path == "/routes" and routes is not None:
-                status, body = routes(environ.get("QUERY_STRING", ""))
-                reason = {200: "OK", 400: "Bad Request"}.get(status, "Service Unavailable")
-                headers = [("Content-Type", "application/json")]
-                if status == 200:
-                    return _conditional(environ, start_response, "200 OK", headers, body, max_age())
-                start_response(f"{status} {reason}", [*headers, ("Content-Length", str(len(body)))])
-                return [body]
-            answer = public(path) if public is not None else None
-            if answer is not None:  # /status.json, /badge/<provider>.svg, /incidents.atom (monitor.agent.public)
-                status, content_type, body = answer
-                # Embeddable anywhere (a badge in a README, status JSON from a browser page); never stale for long.
-                headers = [("Content-Type", content_type), ("Access-Control-Allow-Origin", "*")]
-                if status.startswith("200"):
-                    return _conditional(environ, start_response, status, headers, body, max_age())
-                headers += [("Content-Length", str(len(body))), ("Cache-Control", "public, max-age=15")]
-                start_response(status, headers)
-                return [body]
-            if path == "/metrics":
-                chunks = metrics()  # sent one by one: never a 20 MB join holding the GIL
-                headers = [("Content-Type", CONTENT_TYPE_LATEST), ("Vary", "Accept-Encoding")]
-                if accepts_gzip(environ.get("HTTP_ACCEPT_ENCODING", "")):  # Prometheus always asks
-                    chunks = gzip_chunks(chunks)
-                    headers.append(("Content-Encoding", "gzip"))
-                headers.append(("Content-Length", str(sum(map(len, chunks)))))
-                start_response("200 OK", headers)
-                return chunks
-            if path in ("/healthz", "/health"):
-                result = health()
-                body = json.dumps({"ok": result.ok, **result.detail}, default=str).encode()
-                status = "200 OK" if result.ok else "503 Service Unavailable"
-                start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
-                return [body]
-            start_response("404 Not Found", [("Content-Type", "text/plain")])
-            return [b"not found: try /metrics, /healthz or /routes\n"]
-
-        def max_age() -> int:
-            return max_age_s() if max_age_s is not None else 15
-
-        self._server = make_server(host, port, app, ThreadingWSGIServer, handler_class=_QuietHandler)
-        self.port = self._server.server_port
-        self._thread = threading.Thread(target=self._server.serve_forever, name="firsttoken-status", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-
-def _conditional(environ, start_response, status: str, headers: list, body: bytes, max_age: int) -> list[bytes]:
-    """200 with an ETag, or 304 with no body when the client already holds this body (a poller's
-    `If-None-Match`)."""
-    tag = etag_for(body)
-    headers = [*headers, *cache_headers(tag, max_age)]
-    if matches(environ.get("HTTP_IF_NONE_MATCH"), tag):
-        start_response("304 Not Modified", [h for h in headers if h[0] != "Content-Type"])
-        return []
-    start_response(status, [*headers, ("Content-Length", str(len(body)))])
-    return [body]

@@ -8,7 +8,7 @@ histogram would: the summary `firsttoken_target_ttft_seconds{quantile="0.5"|"0.9
 computed here from the target's OK samples of the last `window_s` (the recording
 rules' `_5m`). A target with no sample in the window has no series (it goes stale
 in Prometheus rather than repeat an old value). The distribution's shape stays
-available per provider region (monitor/agent/metrics.py's histograms).
+available per provider region (metrics.py's histograms).
 
 Rendering follows monitor.agent.metrics_series: each series keeps its text until it
 changes (a new sample, or one leaving the window), and the body comes in chunks.

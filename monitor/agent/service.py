@@ -20,12 +20,14 @@ from pathlib import Path
 
 from monitor import __version__
 from monitor.agent.heap import HeapFreezer, round_s
-from monitor.agent.metrics import Health, ProbeMetrics, StatusServer
+from monitor.agent.metrics import ProbeMetrics
 from monitor.agent.periodic import PeriodicJobs
 from monitor.agent.reachability import Reachability
 from monitor.agent.scheduler import ProbeScheduler
 from monitor.agent.workers import WorkerProbes, choose_workers
 from monitor.config import Config, ConfigError, load_config
+from monitor.http.health import Health
+from monitor.http.server import ListenAddress
 from monitor.leader.election import LEADER_RETRY_S, LeaderElection
 from monitor.leader.identity import instance_name
 from monitor.leader.jobs import leader_jobs
@@ -33,7 +35,7 @@ from monitor.probe.cache_pair import probe_round
 from monitor.probe.tokens import warm_up as warm_up_tokenizer
 from monitor.probe.transport.lanes import ClientLanes, warm_up
 from monitor.probe.transport.proxy import proxy_passwords
-from monitor.redact import install_redaction, redact
+from monitor.redact import install_redaction
 from monitor.sample import Sample
 from monitor.storage.db import db_error_line
 from monitor.storage.replica import read_database_url
@@ -105,8 +107,7 @@ class Service:
                 max_concurrency=config.defaults.max_concurrency,
                 max_per_provider_region=config.defaults.max_per_provider_region,
             )
-        self.status: StatusServer | None = None
-        self._mcp = None  # /mcp (monitor.agent.lazy_app over monitor.mcp_server.http), set by run()
+        self.status: ListenAddress | None = None  # /metrics, /healthz, /routes, status pages, /mcp; set by run()
         self.otel = None  # monitor.agent.otel.OtelMetrics when the OTEL_* environment asks for it
         self._stop = asyncio.Event()
         self._confirm_after: int | None = None  # the newest confirmation ask seen
@@ -154,30 +155,13 @@ class Service:
             loop.add_signal_handler(signal.SIGHUP, self._reload.set)
         warm_up_tokenizer()
         await warm_up()
-        from monitor.agent.answer_cache import AnswerCache, ttl_for
-        from monitor.agent.conditional import max_age_s
-        from monitor.agent.lazy_app import LazyApp
-        from monitor.agent.public import PublicStatus
-        from monitor.agent.routes_api import routes_handler
-
-        public = PublicStatus(self.read_engine, lambda: self.config)
-        self._mcp = LazyApp(lambda: self._build_mcp(public), b"not found: /mcp needs pip install 'firsttoken[mcp]'\n")
-
-        def cadence_s() -> int:
-            return max_age_s(t.interval_s for t in self.config.targets)
-
-        self.status = StatusServer(
+        self.status = ListenAddress(
             self.options.listen_host,
             self.options.listen_port,
-            self.metrics.chunks,
-            self.health,
-            public.handle,
-            AnswerCache(
-                routes_handler(self.read_engine, base_urls=lambda: {t.id: t.base_url for t in self.config.targets}),
-                ttl_s=lambda: ttl_for(cadence_s()),
-            ),
-            max_age_s=cadence_s,
-            mcp=self._mcp,
+            metrics=self.metrics.chunks,
+            health=self.health,
+            read_engine=self.read_engine,
+            config=lambda: self.config,
         )
         self.status.start()
         targets = self.config.targets_for_agent(self.config.agent)
@@ -212,7 +196,6 @@ class Service:
             await asyncio.to_thread(self.otel.shutdown)
         await asyncio.to_thread(self.leader.release)
         self.status.stop()
-        self._mcp.close()
         self.engine.dispose()
         self.read_engine.dispose()
         log.info("stopped")
@@ -220,27 +203,6 @@ class Service:
 
     def stop(self) -> None:
         self._stop.set()
-
-    def _build_mcp(self, public):
-        """/mcp on the listen address (DESIGN §14): the read-only MCP tools, when the `mcp` extra is installed.
-        Built on the first /mcp request; a failure costs /mcp, never the service."""
-        try:
-            from monitor.mcp_server.database import read_only_engine, read_only_url
-            from monitor.mcp_server.http import McpMount, mcp_token
-            from monitor.mcp_server.server import build_server
-            from monitor.mcp_server.tools import Reader
-        except ModuleNotFoundError as exc:
-            log.info("/mcp is off: %s is not installed (pip install 'firsttoken[mcp]')", exc.name)
-            return None
-        try:
-            engine = read_only_engine(read_only_url(self.config.database_url))
-            reader = Reader(engine, public.snapshot, config=lambda: self.config, secrets=self.config.secrets)
-            mount = McpMount(build_server(reader), host=self.options.listen_host, token=mcp_token())
-        except Exception as exc:
-            log.warning("/mcp is off: %s", redact(str(exc), self.config.secrets).splitlines()[0][:200])
-            return None
-        mount.on_close(engine.dispose)
-        return mount
 
     @property
     def stopping(self) -> asyncio.Event:

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
             raise SchemaNotReady(problem)
         snapshot = None
         if config is not None:
-            from monitor.agent.public import PublicStatus
+            from monitor.http.public import PublicStatus
 
             snapshot = PublicStatus(engine, lambda: config).snapshot
         reader = Reader(

@@ -1,6 +1,6 @@
 """Streamable HTTP at /mcp on `firsttoken run`'s listen address.
 
-The status server is a WSGI server on a thread of its own (monitor.agent.metrics); the SDK's
+The status server is a WSGI server on a thread of its own (monitor.http.server); the SDK's
 transport is ASGI. `a2wsgi` bridges the two onto an event loop running on one more daemon
 thread, where the SDK's session manager lives for the service's lifetime. The transport runs
 stateless with plain JSON responses: every POST is one request and one answer, which a

@@ -76,7 +76,7 @@ def best_routes(
 
 
 def provider_status(reader: Reader, provider: str) -> models.ProviderStatus:
-    """The status JSON's view of one provider (monitor.agent.public: the last 15 minutes)."""
+    """The status JSON's view of one provider (monitor.http.public: the last 15 minutes)."""
     if reader.status_snapshot is None:
         raise ToolInputError("provider_status needs the config (start with --config FILE)")
     snap = reader.status_snapshot()

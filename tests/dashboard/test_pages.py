@@ -122,7 +122,7 @@ def test_health_page_links_the_public_status(app, seeded, monkeypatch):
 
 
 def test_status_links_fall_back_to_the_dashboards_sibling():
-    from monitor.agent.public import status_links
+    from monitor.http.public import status_links
 
     assert status_links("https://dash.example.com:8501/x", environ={}) == "https://dash.example.com:9464"
     assert status_links(None, environ={}) is None

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from monitor.agent import statuspage as sp
+from monitor.http import statuspage as sp
 from tests.integrations.conftest import BROKEN, FAST, SECRET_KEY, SLOW, wait_for
 
 pytestmark = pytest.mark.integration

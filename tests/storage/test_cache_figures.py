@@ -9,9 +9,10 @@ from datetime import timedelta
 import httpx
 import pytest
 
-from monitor.agent.metrics import Health, StatusServer
-from monitor.agent.routes_api import routes_handler
 from monitor.config.schema import Price
+from monitor.http.health import Health
+from monitor.http.routes import routes_handler
+from monitor.http.server import StatusServer
 from monitor.sample import Sample
 from monitor.storage.queries import insert_samples
 from monitor.storage.queries.cache_figures import cache_figures

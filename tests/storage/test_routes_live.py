@@ -12,8 +12,9 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
-from monitor.agent.metrics import Health, StatusServer
-from monitor.agent.routes_api import routes_handler
+from monitor.http.health import Health
+from monitor.http.routes import routes_handler
+from monitor.http.server import StatusServer
 from monitor.mcp_server.database import read_only_engine
 from monitor.storage.queries import insert_samples
 from monitor.storage.queries.routes import load_routes

@@ -1,6 +1,6 @@
 """The public, read-only status routes of `firsttoken run --listen`: /status.json, /badge/<p>.svg,
 /incidents.atom. Reads the database (rollups and alerts) at most once per CACHE_S, however many
-pages embed a badge; everything shown is built by monitor.agent.statuspage from values.
+pages embed a badge; everything shown is built by monitor.http.statuspage from values.
 
 The public base URL (for the feed's links and the page's `url`) is FIRSTTOKEN_STATUS_URL; the
 dashboard's Provider health page links to the same one.
@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
-from monitor.agent import statuspage as sp
+from monitor.http import statuspage as sp
+from monitor.http.conditional import conditional_response
 from monitor.redact import redact
 
 log = logging.getLogger(__name__)
@@ -145,3 +146,15 @@ class PublicStatus:
         return sp.Incident(
             a.id, a.rule, a.metric, a.provider, a.model, state, title, a.begins_at, a.resolved_at, updated
         )
+
+
+def public_response(environ, start_response, answer: tuple[str, str, bytes], max_age: Callable[[], int]) -> list[bytes]:
+    """The WSGI answer for `PublicStatus.handle`'s (status line, content type, body)."""
+    status, content_type, body = answer
+    # Embeddable anywhere (a badge in a README, status JSON from a browser page); never stale for long.
+    headers = [("Content-Type", content_type), ("Access-Control-Allow-Origin", "*")]
+    if status.startswith("200"):
+        return conditional_response(environ, start_response, status, headers, body, max_age())
+    headers += [("Content-Length", str(len(body))), ("Cache-Control", "public, max-age=15")]
+    start_response(status, headers)
+    return [body]

@@ -1,4 +1,4 @@
-"""Conditional GET for the JSON routes of the listen address (/routes, /status.json). Pure.
+"""Conditional GET for the JSON routes of the listen address (/routes, /status.json).
 
 A gateway that polls every few seconds should cost one hash and a 304 when nothing
 changed: the ETag is a digest of the body, so the same ranking gives the same tag on
@@ -43,3 +43,15 @@ def max_age_s(intervals_s: Iterable[float]) -> int:
 
 def cache_headers(etag: str, max_age: int) -> list[tuple[str, str]]:
     return [("ETag", etag), ("Cache-Control", f"public, max-age={max_age}")]
+
+
+def conditional_response(environ, start_response, status: str, headers: list, body: bytes, max_age: int) -> list[bytes]:
+    """200 with an ETag, or 304 with no body when the client already holds this body (a poller's
+    `If-None-Match`)."""
+    tag = etag_for(body)
+    headers = [*headers, *cache_headers(tag, max_age)]
+    if matches(environ.get("HTTP_IF_NONE_MATCH"), tag):
+        start_response("304 Not Modified", [h for h in headers if h[0] != "Content-Type"])
+        return []
+    start_response(status, [*headers, ("Content-Length", str(len(body)))])
+    return [body]

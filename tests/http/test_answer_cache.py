@@ -1,8 +1,8 @@
-"""GET /routes answers shared for half the probe cadence (monitor.agent.answer_cache); /mcp built lazily."""
+"""GET /routes answers shared for half the probe cadence (monitor.http.answer_cache); /mcp built lazily (monitor.http.mcp)."""
 
 from __future__ import annotations
 
-from monitor.agent.answer_cache import AnswerCache, ttl_for
+from monitor.http.answer_cache import AnswerCache, ttl_for
 
 
 def test_pollers_within_the_ttl_share_one_ranking_and_errors_are_never_kept():
@@ -30,7 +30,7 @@ def test_the_ttl_is_half_the_cadence_and_never_above_five_seconds():
 
 
 def test_a_lazy_app_is_built_once_on_first_use_and_answers_404_when_it_cannot_be():
-    from monitor.agent.lazy_app import LazyApp
+    from monitor.http.mcp import LazyApp
 
     builds = []
 

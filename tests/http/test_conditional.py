@@ -1,11 +1,12 @@
-"""Conditional GET on the listen address (monitor.agent.conditional): ETag, If-None-Match, max-age."""
+"""Conditional GET on the listen address (monitor.http.conditional): ETag, If-None-Match, max-age."""
 
 from __future__ import annotations
 
 import httpx
 
-from monitor.agent.conditional import etag_for, matches, max_age_s
-from monitor.agent.metrics import Health, StatusServer
+from monitor.http.conditional import etag_for, matches, max_age_s
+from monitor.http.health import Health
+from monitor.http.server import StatusServer
 
 
 def test_if_none_match_compares_weakly_and_takes_lists_and_star():

@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from sqlalchemy import Engine
 
+from monitor.http.conditional import conditional_response
 from monitor.routing.params import RouteParamError, parse_by, parse_floor, parse_window
 
 log = logging.getLogger(__name__)
@@ -83,3 +84,16 @@ def public_endpoint(url: str) -> str:
     if parts.port is not None:
         netloc += f":{parts.port}"
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def routes_response(
+    environ, start_response, handle: Callable[[str], tuple[int, bytes]], max_age: Callable[[], int]
+) -> list[bytes]:
+    """The WSGI answer: a ranking is conditional (ETag, max-age), an error is not."""
+    status, body = handle(environ.get("QUERY_STRING", ""))
+    headers = [("Content-Type", "application/json")]
+    if status == 200:
+        return conditional_response(environ, start_response, "200 OK", headers, body, max_age())
+    reason = {400: "Bad Request"}.get(status, "Service Unavailable")
+    start_response(f"{status} {reason}", [*headers, ("Content-Length", str(len(body)))])
+    return [body]

@@ -1,0 +1,94 @@
+"""The listen address's server: a WSGI server on a daemon thread of its own, off the probes' loop.
+
+`StatusServer` serves the router (app.py) over the endpoints it is handed; `ListenAddress` is what
+`firsttoken run --listen` serves, wired from the service's parts: /metrics and /healthz from the
+service, /routes, the public status and /mcp read the database (a read replica when
+FIRSTTOKEN_READ_DATABASE_URL names one).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+from prometheus_client.exposition import ThreadingWSGIServer
+
+from monitor.http.answer_cache import AnswerCache, ttl_for
+from monitor.http.app import build_app
+from monitor.http.conditional import max_age_s
+from monitor.http.health import Health
+from monitor.http.mcp import mcp_app
+from monitor.http.public import PublicStatus
+from monitor.http.routes import routes_handler
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # scrapes every 15 s would flood the log
+        pass
+
+
+class StatusServer:
+    """Serves /metrics, /healthz, /routes (given a handler), the public status routes and /mcp
+    (given a WSGI app) from a daemon thread."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        metrics: Callable[[], list[bytes]],
+        health: Callable[[], Health],
+        public: Callable[[str], tuple[str, str, bytes] | None] | None = None,
+        routes: Callable[[str], tuple[int, bytes]] | None = None,
+        max_age_s: Callable[[], int] | None = None,
+        mcp: Callable[..., Any] | None = None,
+    ) -> None:
+        app = build_app(metrics, health, public, routes, max_age_s, mcp)
+        self._server = make_server(host, port, app, ThreadingWSGIServer, handler_class=_QuietHandler)
+        self.port = self._server.server_port
+        self._thread = threading.Thread(target=self._server.serve_forever, name="firsttoken-status", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class ListenAddress:
+    """Everything `firsttoken run` serves on --listen. `config` returns the running config (reloads
+    included): the probe cadence, the targets' endpoints and the MCP tools follow it."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        metrics: Callable[[], list[bytes]],
+        health: Callable[[], Health],
+        read_engine,
+        config: Callable[[], Any],
+    ) -> None:
+        public = PublicStatus(read_engine, config)
+        self._mcp = mcp_app(config, host, public.snapshot)
+
+        def cadence_s() -> int:
+            return max_age_s(t.interval_s for t in config().targets)
+
+        routes = AnswerCache(
+            routes_handler(read_engine, base_urls=lambda: {t.id: t.base_url for t in config().targets}),
+            ttl_s=lambda: ttl_for(cadence_s()),
+        )
+        self._server = StatusServer(
+            host, port, metrics, health, public.handle, routes, max_age_s=cadence_s, mcp=self._mcp
+        )
+        self.port = self._server.port
+
+    def start(self) -> None:
+        self._server.start()
+
+    def stop(self) -> None:
+        self._server.stop()
+        self._mcp.close()
