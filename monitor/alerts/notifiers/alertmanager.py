@@ -26,11 +26,10 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, ClassVar
 
-import httpx
 from pydantic import BeforeValidator
 
 from monitor.alerts.alternative import alternative_text
-from monitor.alerts.notifiers.base import USER_AGENT, DeliveryError, post
+from monitor.alerts.notifiers.base import DeliveryError, HttpNotifier
 from monitor.config.fields import NonEmpty, Url, alias, check_url, seconds, spec
 from monitor.config.notifiers import NotifierConfig, Timeout
 
@@ -95,43 +94,23 @@ def to_alert(body: Mapping[str, Any], *, now: datetime, resend_every_s: float) -
     return alert
 
 
-class AlertmanagerNotifier:
-    def __init__(
-        self, config: AlertmanagerConfig, secrets: Iterable[str] = (), client: httpx.Client | None = None
-    ) -> None:
-        self.name = config.name
-        self._config = config
-        self._secrets = tuple(secrets)
-        self._client = client or httpx.Client()
-        self._owns_client = client is None
+class AlertmanagerNotifier(HttpNotifier):
+    what = "alertmanager"
 
     def send(self, body: Mapping[str, Any], *, event: str, delivery_id: str) -> None:
         if not self._config.urls:
             raise DeliveryError("alertmanager: no url configured", retryable=False)
         alert = to_alert(body, now=datetime.now(UTC), resend_every_s=self._config.resend_every_s)
         raw = json.dumps([alert], separators=(",", ":")).encode()
-        headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT}
         errors: list[DeliveryError] = []
         for url in self._config.urls:
             try:
-                post(
-                    self._client,
-                    url.rstrip("/") + ALERTS_PATH,
-                    raw,
-                    headers,
-                    timeout_s=self._config.timeout_s,
-                    secrets=self._secrets,
-                    what="alertmanager",
-                )
+                self._post_json(url.rstrip("/") + ALERTS_PATH, raw)
             except DeliveryError as exc:
                 errors.append(exc)
         if errors and len(errors) == len(self._config.urls):
             message = "; ".join(str(e) for e in errors)
             raise DeliveryError(message, retryable=any(e.retryable for e in errors))
-
-    def close(self) -> None:
-        if self._owns_client:
-            self._client.close()
 
 
 def create(config: AlertmanagerConfig, secrets: Iterable[str] = ()) -> AlertmanagerNotifier:

@@ -6,12 +6,16 @@
 retries by itself: the outbox decides when to try again, from `retryable`.
 Error messages are what ends up in logs and in the outbox's `last_error`, so
 they name the host only (URLs carry tokens) and pass through `redact`.
+
+The notifiers that POST JSON themselves (webhook, pagerduty, alertmanager) are `HttpNotifier`s:
+one client each (or the caller's), the config's `timeout`, the secrets to keep out of errors, and
+`post`'s classification of what went wrong. Only what they send, and where, is their own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import httpx
 
@@ -66,3 +70,37 @@ def post(
     message = f"{what} {where}: HTTP {response.status_code}" + (f": {excerpt}" if excerpt else "")
     retryable = response.status_code >= 500 or response.status_code in RETRYABLE_STATUS
     raise DeliveryError(message, retryable=retryable)
+
+
+class HttpNotifier:
+    """A notifier that POSTs JSON: `send` builds the body and calls `_post_json` for each URL.
+
+    The config has `name` and `timeout_s`. `secrets` (the config's), and the values the notifier
+    itself sends (`own_secrets`), are redacted from every error. A client passed in is the caller's
+    to close.
+    """
+
+    what: ClassVar[str]  # names the notifier type in errors: "webhook https://host: HTTP 500"
+
+    def __init__(self, config: Any, secrets: Iterable[str] = (), client: httpx.Client | None = None) -> None:
+        self.name = config.name
+        self._config = config
+        self._secrets = (*secrets, *self.own_secrets(config))
+        self._client = client or httpx.Client()
+        self._owns_client = client is None
+
+    @staticmethod
+    def own_secrets(config: Any) -> Iterable[str]:
+        """The config's values this notifier sends that authenticate it (a key, a header's value)."""
+        return ()
+
+    def _post_json(self, url: str, raw: bytes, headers: Mapping[str, str] | None = None) -> httpx.Response:
+        """POST `raw` (JSON) with `headers`; Content-Type and User-Agent are always ours."""
+        sent = {**(headers or {}), "Content-Type": "application/json", "User-Agent": USER_AGENT}
+        return post(
+            self._client, url, raw, sent, timeout_s=self._config.timeout_s, secrets=self._secrets, what=self.what
+        )
+
+    def close(self) -> None:
+        if self._owns_client:
+            self._client.close()

@@ -14,9 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import field
 from typing import Any, ClassVar
 
-import httpx
-
-from monitor.alerts.notifiers.base import USER_AGENT, post
+from monitor.alerts.notifiers.base import HttpNotifier
 from monitor.config.fields import SecretText, Url, alias, spec
 from monitor.config.notifiers import NotifierConfig, Timeout
 from monitor.sample import target_id
@@ -105,32 +103,16 @@ def event_body(body: Mapping[str, Any], routing_key: str) -> dict[str, Any]:
     return event
 
 
-class PagerDutyNotifier:
-    def __init__(
-        self, config: PagerDutyConfig, secrets: Iterable[str] = (), client: httpx.Client | None = None
-    ) -> None:
-        self.name = config.name
-        self._config = config
-        self._secrets = (*secrets, str(config.routing_key))
-        self._client = client or httpx.Client()
-        self._owns_client = client is None
+class PagerDutyNotifier(HttpNotifier):
+    what = "pagerduty"
+
+    @staticmethod
+    def own_secrets(config: PagerDutyConfig) -> Iterable[str]:
+        return (str(config.routing_key),)
 
     def send(self, body: Mapping[str, Any], *, event: str, delivery_id: str) -> None:
         raw = json.dumps(event_body(body, str(self._config.routing_key)), separators=(",", ":")).encode()
-        headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT}
-        post(
-            self._client,
-            self._config.url,
-            raw,
-            headers,
-            timeout_s=self._config.timeout_s,
-            secrets=self._secrets,
-            what="pagerduty",
-        )
-
-    def close(self) -> None:
-        if self._owns_client:
-            self._client.close()
+        self._post_json(self._config.url, raw)
 
 
 def create(config: PagerDutyConfig, secrets: Iterable[str] = ()) -> PagerDutyNotifier:

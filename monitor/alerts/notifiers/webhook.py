@@ -15,9 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import field
 from typing import Any, ClassVar
 
-import httpx
-
-from monitor.alerts.notifiers.base import USER_AGENT, post
+from monitor.alerts.notifiers.base import HttpNotifier
 from monitor.config.fields import Headers, OptionalSecret, Url, alias, empty, spec
 from monitor.config.notifiers import NotifierConfig, Timeout
 
@@ -45,38 +43,19 @@ def signature(secret: str, raw: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest()
 
 
-class WebhookNotifier:
-    def __init__(self, config: WebhookConfig, secrets: Iterable[str] = (), client: httpx.Client | None = None) -> None:
-        self.name = config.name
-        self._config = config
-        self._secrets = (*secrets, *((config.secret,) if config.secret else ()), *config.headers.values())
-        self._client = client or httpx.Client()
-        self._owns_client = client is None
+class WebhookNotifier(HttpNotifier):
+    what = "webhook"
+
+    @staticmethod
+    def own_secrets(config: WebhookConfig) -> Iterable[str]:
+        return (*((config.secret,) if config.secret else ()), *config.headers.values())
 
     def send(self, body: Mapping[str, Any], *, event: str, delivery_id: str) -> None:
         raw = encode(body)
-        headers = {
-            **self._config.headers,
-            "Content-Type": "application/json",
-            "User-Agent": USER_AGENT,
-            DELIVERY_HEADER: delivery_id,
-            EVENT_HEADER: event,
-        }
+        headers = {**self._config.headers, DELIVERY_HEADER: delivery_id, EVENT_HEADER: event}
         if self._config.secret:
             headers[SIGNATURE_HEADER] = signature(str(self._config.secret), raw)
-        post(
-            self._client,
-            self._config.url,
-            raw,
-            headers,
-            timeout_s=self._config.timeout_s,
-            secrets=self._secrets,
-            what="webhook",
-        )
-
-    def close(self) -> None:
-        if self._owns_client:
-            self._client.close()
+        self._post_json(self._config.url, raw, headers)
 
 
 def create(config: WebhookConfig, secrets: Iterable[str] = ()) -> WebhookNotifier:
