@@ -70,10 +70,36 @@ def _unique(infos):
 class TracedTransport(httpx.AsyncHTTPTransport):
     """httpx's transport with the resolving backend underneath, direct or through an egress proxy.
 
-    httpx exposes no way to pass a network backend, so the pool it built is
-    replaced by an equal one that has it (httpx is pinned; see pyproject). With
-    a proxy that pool is httpcore's: it forwards http:// and tunnels https://
-    with CONNECT, the TLS handshake being with the provider (monitor/probe/transport/proxy.py).
+    httpx exposes no way to pass a network backend, so this reaches into two private attributes,
+    both read or written once, here, when a lane's client is made (httpx is pinned: see pyproject):
+
+    - `httpx.AsyncHTTPTransport._pool`, the httpcore pool httpx built and that its
+      `handle_async_request`, `aclose` and `__aenter__`/`__aexit__` hand every request to, is
+      replaced by an equal `httpcore.AsyncConnectionPool` (or, with a proxy, `httpcore.AsyncHTTPProxy`:
+      it forwards http:// and tunnels https:// with CONNECT, the TLS handshake being with the
+      provider; monitor/probe/transport/proxy.py) whose `network_backend` is `ResolvingBackend`
+      over backend.py's `AsyncioBackend`;
+    - `httpcore.AsyncConnectionPool._ssl_context` of the pool httpx built is the context httpx
+      derived from `verify` (ours, or its unverified one for `verify=False`), read so the new pool
+      handshakes exactly as httpx's would have.
+
+    Without them the probe runs on httpcore's default backend (anyio), and what it measures
+    changes: `dns_ms` is gone (resolution happens inside the connect, counted in `connect_ms`);
+    the arrival stamp is gone (`trace.read_ns`, set by `AsyncioStream.read` from when the bytes
+    came off the socket, which `probe/runner.py` takes as each event's time), so TTFT and every
+    inter-token gap would include the time anyio, httpcore and httpx spend passing the bytes up,
+    plus anyio's per-read cancel-scope cost (DESIGN §1: stamp when the bytes arrive, then parse);
+    and a request leaves in several writes (head, body) instead of one.
+
+    Why not a transport of our own over httpcore (an `httpx.AsyncBaseTransport`)? It would have to
+    redo what `handle_async_request` does: turn the httpx request into httpcore's (URL, headers,
+    stream, the `trace` and `timeout` extensions), wrap the response stream, and map httpcore's
+    exceptions onto httpx's (`httpx._transports.default.map_httpcore_exceptions`, private too),
+    which `probe/runner.py` classifies errors by (`httpx.ConnectError`, `RemoteProtocolError`, ...):
+    more private behaviour copied than the two attributes used here, on the path every timestamp
+    takes. If an httpx upgrade moves either attribute, the constructor fails at the first lane
+    (an AttributeError, not a silent change), and tests/probe/test_runner.py (`dns_ms`) and
+    tests/probe/transport/test_lanes.py (TLS through the pool, connection reuse) say so.
     """
 
     def __init__(self, limits: httpx.Limits, verify: bool | ssl.SSLContext = True, proxy: Proxy | None = None) -> None:
