@@ -340,12 +340,17 @@ def _valid_rules(rules) -> dict[str, tuple[Any, DetectorSettings]]:
     return out
 
 
+def options_for(alerting: Alerting) -> EngineOptions:
+    """The engine as the config's `alerting:` block sets it (the live leader and the backtest alike)."""
+    return EngineOptions(settle_s=alerting.settle_s, group=GroupPolicy(group_wait_s=alerting.group_wait_s))
+
+
 def alert_jobs_for(alerting: Alerting) -> dict[str, tuple[float, Callable[[Engine, Any], object]]]:
     """`alert_jobs` with the timings of the config's `alerting:` block."""
     return alert_jobs(
         evaluate_every_s=alerting.evaluate_every_s,
         deliver_every_s=alerting.deliver_every_s,
-        options=EngineOptions(settle_s=alerting.settle_s, group=GroupPolicy(group_wait_s=alerting.group_wait_s)),
+        options=options_for(alerting),
         retry=RetryPolicy(
             base_s=alerting.retry_after_s, cap_s=alerting.retry_max_s, max_age_s=alerting.give_up_after_s
         ),

@@ -8,6 +8,12 @@ delivered nowhere, and pages on its own if it still fires once its inhibitor is 
   whose scope labels named in `equal` are the same (Alertmanager's shape; an alert never inhibits
   itself). A label a scope does not carry (a provider-wide SLO has no region) is null, and null
   equals only null, as in Alertmanager.
+
+Unlike Alertmanager, an alert inhibited by another rule's stays inhibited until it resolves, even
+after its inhibitor resolved: it is the tail of the incident that was paged (a latency SLO still
+burns for its windows' length after a provider's errors stop), and paging it the moment that
+incident ends is the noise inhibition exists to prevent. A target whose provider-region alert
+resolved is different: it pages on its own after a hold if it still fires (holding.py).
 """
 
 from __future__ import annotations
@@ -23,14 +29,22 @@ AlertKey = tuple[str, str]  # (rule, scope key)
 Labels = Callable[[AlertRecord], Mapping[str, Any]]
 
 
-def inhibit(live: Mapping[AlertKey, AlertRecord], rules: Sequence[Any], labels: Labels) -> dict[AlertKey, AlertRecord]:
-    """Every live alert with `inhibited_by` (and `inhibitor`) set or cleared for this round."""
+def inhibit(
+    live: Mapping[AlertKey, AlertRecord],
+    rules: Sequence[Any],
+    labels: Labels,
+    rule_of_id: Mapping[int, str] | None = None,
+) -> dict[AlertKey, AlertRecord]:
+    """Every live alert with `inhibited_by` (and `inhibitor`) set or cleared for this round.
+    `rule_of_id`: alert id -> its rule, for the alerts live or closed this round."""
+    rule_of_id = rule_of_id or {}
     by: dict[AlertKey, AlertKey] = {}
     for key, record in live.items():
         source = _structural(key, record, live)
         if source is not None:
             by[key] = source
-    firing = sorted((k, r) for k, r in live.items() if r.state == FIRING)
+    # Sources that are not inhibited themselves first (a provider-region alert before its targets).
+    firing = sorted(((k, r) for k, r in live.items() if r.state == FIRING), key=lambda kr: (kr[0] in by, kr[0]))
     for rule in rules:
         sources: dict[tuple, AlertKey] = {}
         for key, record in firing:
@@ -48,11 +62,20 @@ def inhibit(live: Mapping[AlertKey, AlertRecord], rules: Sequence[Any], labels: 
     for key, record in live.items():
         source = by.get(key)
         if source is None:
-            out[key] = replace(record, inhibited_by=None, inhibitor=None) if record.inhibited_by else record
+            if record.inhibited_by is not None and _sticky(record, rule_of_id):
+                out[key] = record
+            else:
+                out[key] = replace(record, inhibited_by=None, inhibitor=None) if record.inhibited_by else record
             continue
         source_id = live[source].id
         out[key] = replace(record, inhibited_by=UNSTORED if source_id is None else source_id, inhibitor=source)
     return out
+
+
+def _sticky(record: AlertRecord, rule_of_id: Mapping[int, str]) -> bool:
+    """Still firing, and inhibited by another rule's alert (one gone from the round is another rule's:
+    a structural inhibitor, of its own rule, releases its alerts the round it resolves)."""
+    return record.state == FIRING and rule_of_id.get(record.inhibited_by or 0) != record.rule
 
 
 def _structural(key: AlertKey, record: AlertRecord, live: Mapping[AlertKey, AlertRecord]) -> AlertKey | None:

@@ -19,7 +19,7 @@ round's input and the state the stages before it left, with one job:
 
 The engine then enriches the notifying changes (the alternative route, the provider's own incident)
 and writes them with their outbox rows in one transaction (store.py). `firsttoken backtest --samples`
-runs this same round over a scratch database (backtest_replay.py). A new stage goes into `STAGES`
+runs this same round over a scratch database (replay.py). A new stage goes into `STAGES`
 where its input is ready: after the stage that makes what it reads, before the first that must see
 its result (anything that stops a notification goes before `hold`).
 """
@@ -175,7 +175,8 @@ def inhibit_stage(inp: RoundInput, state: RoundState) -> RoundState:
         kind = kinds.get(record.rule)
         return {"rule": record.rule, "slo": None, "metric": record.metric, "kind": kind, "severity": record.severity}
 
-    return replace(state, live=inhibit(state.live, inp.inhibit, labels))
+    rule_of_id = {r.id: r.rule for r in (*state.live.values(), *state.closed) if r.id is not None}
+    return replace(state, live=inhibit(state.live, inp.inhibit, labels, rule_of_id))
 
 
 def mute_stage(inp: RoundInput, state: RoundState) -> RoundState:

@@ -1,5 +1,7 @@
 """`firsttoken backtest --csv FILE [--metric M] [--rule NAME] [--json]`: replay a series through the detector.
 
+`--samples FILE` replays the whole alert engine over stored samples instead (backtest_samples.py).
+
 With an `agent` column the rows replay per vantage point with the rule's quorum (DESIGN §11): the
 table then says each alarm's scope (`target`, or `vantage` for one agent's), where it was seen
 and where not, and for a latency rule whether the network path or the provider moved.
@@ -29,7 +31,12 @@ from monitor.errors import UsageError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--csv", required=True, metavar="FILE", help="timestamp,value rows (empty or negative = failed)")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--samples", metavar="FILE", help="replay every rule and SLO over `firsttoken samples --csv` output"
+    )
+    source.add_argument("--csv", metavar="FILE", help="timestamp,value rows (empty or negative = failed)")
+    p.add_argument("--step", metavar="DURATION", help="with --samples: the round (default alerting.evaluate_every)")
     p.add_argument("--metric", choices=METRICS, help="the series' metric (default ttft_ms, or the rule's)")
     p.add_argument("--rule", metavar="NAME", help="replay this rule from the config's alerts:")
     p.add_argument("--json", action="store_true", help="one JSON object per alarm per line")
@@ -42,6 +49,10 @@ def run(args: argparse.Namespace) -> int:
     from monitor.alerts.backtest import BacktestError, read_csv
     from monitor.alerts.backtest_vantage import replay_points
 
+    if getattr(args, "samples", None):
+        from monitor.commands.backtest_samples import run_samples
+
+        return run_samples(args)
     if getattr(args, "slo", None):
         from monitor.commands.backtest_slo import run_slo
 
