@@ -44,6 +44,18 @@ def outage_samples():
     return out
 
 
+ERRORS_RULE = {
+    "name": "errors",
+    "metric": "error_rate",
+    "kind": "threshold",
+    "above": "20%",
+    "window": "5m",
+    "min_samples": 3,
+    "severity": "page",
+}
+LATENCY_RULE = {"name": "ttft-regression", "metric": "ttft_ms", "kind": "regression", "min_change": "50%"}
+
+
 def outage_spec() -> dict:
     spec = config_spec(
         models=("m0", "m1"),
@@ -65,7 +77,7 @@ def outage_spec() -> dict:
                 "min_change": "50%",
                 "severity": "page",
             },
-        ],  # fmt: skip
+        ],
         notifiers=[{"name": "pager", "type": "log", "severities": ["page"]}],
     )
     spec["slos"] = [
@@ -124,11 +136,11 @@ def test_backtest_samples_replays_the_same_round(tmp_path):
     write_csv(samples, out)
     csv_path = tmp_path / "samples.csv"
     csv_path.write_text(out.getvalue())
+    command = ["backtest", "--samples", str(csv_path), "--config", str(config_path), "--json"]
+    root = Path(__file__).resolve().parents[2]
     result = subprocess.run(
-        [sys.executable, "-m", "monitor", "backtest", "--samples", str(csv_path), "--config", str(config_path),
-         "--json"],
-        capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[2],
-    )  # fmt: skip
+        [sys.executable, "-m", "monitor", *command], capture_output=True, text=True, timeout=300, cwd=root
+    )
     assert result.returncode == 0, result.stderr
     changes = [json.loads(line) for line in result.stdout.splitlines()]
     pages = [(c["rule"], c["scope"]) for c in changes if c["change"] == "fired" and c["severity"] == "page"]
