@@ -22,6 +22,7 @@ import anyio
 import httpx
 
 from monitor.http.answer_cache import AnswerCache, ttl_for
+from monitor.http.app import build_app
 from monitor.http.health import Health
 from monitor.http.routes import routes_handler
 from monitor.http.server import StatusServer
@@ -79,11 +80,11 @@ def main() -> None:
         migrate.upgrade(engine)
         bases = seed(engine, args.targets, args.minutes, now)
         handler = routes_handler(engine, clock=lambda: now, base_urls=lambda: bases)
-        server = StatusServer("127.0.0.1", 0, lambda: [], lambda: Health(True, {}), routes=handler,
-                              max_age_s=lambda: 60)  # fmt: skip
+        server = StatusServer("127.0.0.1", 0, build_app(lambda: [], lambda: Health(True, {}), routes=handler,
+                                                        max_age_s=lambda: 60))  # fmt: skip
         # As `firsttoken run` serves it: answers shared for half the cadence (here 5 s).
-        cached = StatusServer("127.0.0.1", 0, lambda: [], lambda: Health(True, {}),
-                              routes=AnswerCache(handler, ttl_s=lambda: ttl_for(60)), max_age_s=lambda: 60)  # fmt: skip
+        cached = StatusServer("127.0.0.1", 0, build_app(lambda: [], lambda: Health(True, {}),
+                              routes=AnswerCache(handler, ttl_s=lambda: ttl_for(60)), max_age_s=lambda: 60))  # fmt: skip
         server.start()
         cached.start()
         url = f"http://127.0.0.1:{server.port}/routes?window=30m"

@@ -1,6 +1,6 @@
 """The listen address's server: a WSGI server on a daemon thread of its own, off the probes' loop.
 
-`StatusServer` serves the router (app.py) over the endpoints it is handed; `ListenAddress` is what
+`StatusServer` serves a WSGI app (the router of app.py); `ListenAddress` is what
 `firsttoken run --listen` serves, wired from the service's parts: /metrics and /healthz from the
 service, /routes, the public status and /mcp read the database (a read replica when
 FIRSTTOKEN_READ_DATABASE_URL names one).
@@ -16,7 +16,7 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 from prometheus_client.exposition import ThreadingWSGIServer
 
 from monitor.http.answer_cache import AnswerCache, ttl_for
-from monitor.http.app import build_app
+from monitor.http.app import WsgiApp, build_app
 from monitor.http.conditional import max_age_s
 from monitor.http.health import Health
 from monitor.http.mcp import mcp_app
@@ -30,21 +30,9 @@ class _QuietHandler(WSGIRequestHandler):
 
 
 class StatusServer:
-    """Serves /metrics, /healthz, /routes (given a handler), the public status routes and /mcp
-    (given a WSGI app) from a daemon thread."""
+    """Serves `app` from a daemon thread; port 0 picks a free one (`port` says which)."""
 
-    def __init__(
-        self,
-        host: str,
-        port: int,
-        metrics: Callable[[], list[bytes]],
-        health: Callable[[], Health],
-        public: Callable[[str], tuple[str, str, bytes] | None] | None = None,
-        routes: Callable[[str], tuple[int, bytes]] | None = None,
-        max_age_s: Callable[[], int] | None = None,
-        mcp: Callable[..., Any] | None = None,
-    ) -> None:
-        app = build_app(metrics, health, public, routes, max_age_s, mcp)
+    def __init__(self, host: str, port: int, app: WsgiApp) -> None:
         self._server = make_server(host, port, app, ThreadingWSGIServer, handler_class=_QuietHandler)
         self.port = self._server.server_port
         self._thread = threading.Thread(target=self._server.serve_forever, name="firsttoken-status", daemon=True)
@@ -81,9 +69,8 @@ class ListenAddress:
             routes_handler(read_engine, base_urls=lambda: {t.id: t.base_url for t in config().targets}),
             ttl_s=lambda: ttl_for(cadence_s()),
         )
-        self._server = StatusServer(
-            host, port, metrics, health, public.handle, routes, max_age_s=cadence_s, mcp=self._mcp
-        )
+        app = build_app(metrics, health, public.handle, routes, max_age_s=cadence_s, mcp=self._mcp)
+        self._server = StatusServer(host, port, app)
         self.port = self._server.port
 
     def start(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx
 
+from monitor.http.app import build_app
 from monitor.http.conditional import etag_for, matches, max_age_s
 from monitor.http.health import Health
 from monitor.http.server import StatusServer
@@ -24,7 +25,8 @@ def test_max_age_is_the_fastest_probe_interval_within_bounds():
 def test_status_json_answers_304_to_its_etag_and_errors_are_never_tagged():
     pages = {"/status.json": ("200 OK", "application/json", b'{"status": "ok"}'),
              "/badge/x.svg": ("404 Not Found", "image/svg+xml", b"<svg/>")}  # fmt: skip
-    server = StatusServer("127.0.0.1", 0, lambda: [], lambda: Health(True, {}), public=pages.get, max_age_s=lambda: 30)
+    app = build_app(lambda: [], lambda: Health(True, {}), public=pages.get, max_age_s=lambda: 30)
+    server = StatusServer("127.0.0.1", 0, app)
     server.start()
     try:
         base = f"http://127.0.0.1:{server.port}"

@@ -7,6 +7,7 @@ import gzip
 import httpx
 import pytest
 
+from monitor.http.app import build_app
 from monitor.http.health import Health
 from monitor.http.metrics import accepts_gzip, gzip_chunks
 from monitor.http.server import StatusServer
@@ -23,7 +24,7 @@ def test_accept_encoding(header, gzipped):
 def test_metrics_are_gzipped_when_the_scraper_asks():
     body = [b"# HELP a A\n# TYPE a gauge\n", b"".join(b'a{n="%d"} 1.0\n' % i for i in range(5000))]
     assert gzip.decompress(b"".join(gzip_chunks(body))) == b"".join(body)
-    server = StatusServer("127.0.0.1", 0, lambda: list(body), lambda: Health(True, {}))
+    server = StatusServer("127.0.0.1", 0, build_app(lambda: list(body), lambda: Health(True, {})))
     server.start()
     try:
         url = f"http://127.0.0.1:{server.port}/metrics"

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from monitor.config.schema import Price
+from monitor.http.app import build_app
 from monitor.http.health import Health
 from monitor.http.routes import routes_handler
 from monitor.http.server import StatusServer
@@ -148,9 +149,8 @@ def test_routes_by_warm_ttft_from_one_vantage_point_read_its_cache_probes_alone(
     assert cache_figures(engine, ["fast/m@r:doc"], END, window, agent="nobody") == {}
 
     # GET /routes?agent=far&by=warm_ttft: the same query behind a real status server.
-    server = StatusServer(
-        "127.0.0.1", 0, lambda: [], lambda: Health(True, {}), routes=routes_handler(engine, clock=lambda: END)
-    )
+    app = build_app(lambda: [], lambda: Health(True, {}), routes=routes_handler(engine, clock=lambda: END))
+    server = StatusServer("127.0.0.1", 0, app)
     server.start()
     try:
         url = f"http://127.0.0.1:{server.port}/routes?window=6h&min_availability=0&by=warm_ttft&model=m"

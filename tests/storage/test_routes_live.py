@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
+from monitor.http.app import build_app
 from monitor.http.health import Health
 from monitor.http.routes import routes_handler
 from monitor.http.server import StatusServer
@@ -64,14 +65,13 @@ def test_one_vantage_points_ranking_counts_only_its_samples(engine, window):
 def status_server(engine):
     seed(engine)
     bases = {f"prov{i}/model-{i}@region:short": f"https://user:pw@prov{i}.example/v1?key=sk-q" for i in range(3)}
-    server = StatusServer(
-        "127.0.0.1",
-        0,
+    app = build_app(
         lambda: [],
         lambda: Health(True, {}),
         routes=routes_handler(engine, clock=lambda: END, base_urls=lambda: bases),
         max_age_s=lambda: 7,
     )
+    server = StatusServer("127.0.0.1", 0, app)
     server.start()
     yield f"http://127.0.0.1:{server.port}"
     server.stop()
