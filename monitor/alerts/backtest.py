@@ -8,7 +8,7 @@ CSV: a header row, then one row per probe. Columns:
   e.g. `ttft_ms`): a number; empty or negative is a failed probe;
 - `agent` (optional): the vantage point that took the sample. With more than
   one agent each gets its own detector and the quorum decides (DESIGN §11,
-  backtest_vantage.py): an alarm is the target's (`scope: target`, every
+  replay_series.py: the alert engine itself): an alarm is the target's (`scope: target`, every
   agent where it holds in `agents`) or one agent's (`scope: vantage`);
 - `ttfb_ms` (and `processing_ms`, optional): with them a latency alarm says
   whether the network path or the provider moved (`attribution`);
@@ -166,7 +166,7 @@ def _optional(row: Sequence[str], col: int | None, where: str) -> float | None:
 
 def replay(points: Sequence[Point], rules: Sequence[tuple[str, DetectorSettings]]) -> list[Alarm]:
     """Every alarm of every rule, in row order (then rule order), all rows as one series
-    (backtest_vantage.replay_points splits them per agent first)."""
+    (a file with several agents replays through the engine instead: replay_series.py)."""
     alarms: list[Alarm] = []
     for name, settings in rules:
         alarms.extend(_replay_one(points, name, settings))

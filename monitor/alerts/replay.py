@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,7 @@ class AlertChange:
     summary: str
     fired_at: datetime | None
     resolved_at: datetime | None
+    record: AlertRecord | None = field(default=None, repr=False, compare=False)  # the alert as written
 
     def to_dict(self) -> dict[str, Any]:
         def iso(at: datetime | None) -> str | None:
@@ -155,6 +156,7 @@ def _change(kind: str, record: AlertRecord, now: datetime) -> AlertChange:
         record.summary or "",
         record.fired_at,
         record.resolved_at,
+        record,
     )
 
 

@@ -46,8 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from monitor.alerts.backtest import BacktestError, read_csv
-    from monitor.alerts.backtest_vantage import replay_points
+    from monitor.alerts.backtest import BacktestError, read_csv, replay
 
     if getattr(args, "samples", None):
         from monitor.commands.backtest_samples import run_samples
@@ -58,16 +57,24 @@ def run(args: argparse.Namespace) -> int:
 
         return run_slo(args)
 
-    confirms: dict = {}
+    config_rules: list = []
     rules = select_rules(
-        getattr(args, "config", DEFAULT_CONFIG), getattr(args, "rule", None), getattr(args, "metric", None), confirms
+        getattr(args, "config", DEFAULT_CONFIG),
+        getattr(args, "rule", None),
+        getattr(args, "metric", None),
+        config_rules,
     )
     metric = rules[0][1].metric
     try:
         points = read_csv(args.csv, metric)
     except BacktestError as exc:
         raise UsageError(f"firsttoken backtest: {exc}") from None
-    alarms = replay_points(points, rules, confirms)
+    if len({p.agent for p in points}) > 1:  # several vantage points: the engine itself, quorum and all
+        from monitor.alerts.replay_series import replay_agents
+
+        alarms = replay_agents(points, config_rules or [_builtin(metric)], metric, {BUILTIN: rules[0][0]})
+    else:
+        alarms = replay(points, rules)
     if getattr(args, "json", False):
         for alarm in alarms:
             sys.stdout.write(json.dumps(alarm.to_dict(), separators=(",", ":")) + "\n")
@@ -76,9 +83,22 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def select_rules(config_path: str, rule_name: str | None, metric: str | None, confirms: dict | None = None):
+BUILTIN = "built-in"
+
+
+def _builtin(metric: str):
+    """The built-in default as a config rule, for the engine (`default_settings` says what it is)."""
+    from monitor.config import load_config_text
+
+    rule = {"name": BUILTIN, "metric": metric, "kind": "regression", "min_change": "50%"}
+    if metric == "error_rate":
+        rule = {"name": BUILTIN, "metric": metric, "kind": "threshold", "above": "20%", "window": "15m"}
+    return load_config_text(json.dumps({"alerts": [rule]})).alerts[0]
+
+
+def select_rules(config_path: str, rule_name: str | None, metric: str | None, chosen: list | None = None):
     """[(rule name, DetectorSettings)] for this run (UsageError / ConfigurationError for exit 2).
-    `confirms` is filled with each config rule's `confirm:` (the quorum of an `agent` column)."""
+    `chosen` is filled with the config's rules themselves (an `agent` column replays them in the engine)."""
     from monitor.alerts.detectors.detect import default_settings, settings_from_rule
 
     config_rules = ()
@@ -86,8 +106,6 @@ def select_rules(config_path: str, rule_name: str | None, metric: str | None, co
         from monitor.config import load_config
 
         config_rules = load_config(config_path).alerts
-        if confirms is not None:
-            confirms.update({r.name: r.confirm for r in config_rules})
     elif rule_name is not None or config_path != DEFAULT_CONFIG:
         raise UsageError(f"firsttoken backtest: no config file {config_path!r} to take rules from")
     if rule_name is not None:
@@ -97,10 +115,15 @@ def select_rules(config_path: str, rule_name: str | None, metric: str | None, co
             raise UsageError(f"firsttoken backtest: no alert rule {rule_name!r} in {config_path} (rules: {known})")
         if metric is not None and metric != rule.metric:
             raise UsageError(f"firsttoken backtest: rule {rule_name!r} is on {rule.metric}, not {metric}")
+        if chosen is not None:
+            chosen.append(rule)
         return [(rule.name, settings_from_rule(rule))]
     metric = metric or "ttft_ms"
-    chosen = [(r.name, settings_from_rule(r)) for r in config_rules if r.metric == metric]
-    return chosen or [(f"built-in {metric} {default_settings(metric).kind}", default_settings(metric))]
+    matching = [r for r in config_rules if r.metric == metric]
+    if chosen is not None:
+        chosen.extend(matching)
+    found = [(r.name, settings_from_rule(r)) for r in matching]
+    return found or [(f"built-in {metric} {default_settings(metric).kind}", default_settings(metric))]
 
 
 def write_table(alarms: Sequence, rows: int, failed: int, rule_names: Sequence[str], out: TextIO) -> None:
