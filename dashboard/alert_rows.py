@@ -59,6 +59,7 @@ def row(a: AlertView, now: datetime, *, links: bool = True) -> dict[str, object]
         out["ended (UTC)"] = a.resolved_at.strftime(TIME)
     out["duration"] = fmt.span(a.duration_s(now)) if a.fired_at or resolved else "pending"
     out["silenced"] = a.silenced
+    out["held back"] = a.held_back  # inhibited or muted: recorded, delivered nowhere (DESIGN §15)
     out["summary"] = a.summary or ""
     return out
 

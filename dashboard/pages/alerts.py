@@ -12,7 +12,8 @@ from monitor.official.match import lead_text, matching_incident
 ui.header(
     "Alerts",
     "Read-only: the alert engine owns these tables. Silences mute notifications, never measurement "
-    "(add them with `firsttoken silence add`).",
+    "(add them with `firsttoken silence add`). An inhibited alert is recorded and delivered nowhere: "
+    "another firing alert already says it (`held back` names which).",
 )
 ui.require_targets()
 now = data.now()
@@ -41,11 +42,12 @@ def show(alerts) -> None:
 
 
 firing, pending = [a for a in ad.live if a.state == "firing"], [a for a in ad.live if a.state == "pending"]
-c = st.columns(4)
+c = st.columns(5)
 c[0].metric("Firing", len(firing))
-c[1].metric("Pending", len(pending))
-c[2].metric(f"Resolved ({days or 30} d)", len(ad.past))
-c[3].metric("Failed deliveries", sum(d.status == "failed" for d in ad.deliveries))
+c[1].metric("Inhibited", sum(a.inhibited_by is not None for a in firing))
+c[2].metric("Pending", len(pending))
+c[3].metric(f"Resolved ({days or 30} d)", len(ad.past))
+c[4].metric("Failed deliveries", sum(d.status == "failed" for d in ad.deliveries))
 
 st.subheader("Firing and pending")
 if ad.live:

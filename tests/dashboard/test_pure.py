@@ -14,7 +14,8 @@ from monitor.storage import histogram
 from monitor.storage.queries import histmatrix
 from monitor.storage.queries.alertviews import AlertView
 from monitor.storage.queries.compare import ModelStats
-from monitor.storage.queries.trends import Bands, Trend, TrendSeries, bucket_for, uses_rollups
+from monitor.storage.queries.tiers import reads_raw
+from monitor.storage.queries.trends import Bands, Trend, TrendSeries, bucket_for
 from tests.dashboard.figures import values
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -63,7 +64,7 @@ def test_buckets_are_sized_to_the_range_and_rollups_serve_a_day_or_more():
     assert bucket_for(timedelta(hours=1)) == timedelta(minutes=2)
     assert bucket_for(timedelta(days=30)) == timedelta(hours=6)
     assert bucket_for(timedelta(days=90)) == timedelta(days=1)
-    assert not uses_rollups(timedelta(hours=6)) and uses_rollups(timedelta(days=1))
+    assert reads_raw(T0, T0 + timedelta(hours=6)) and not reads_raw(T0, T0 + timedelta(days=1))
 
 
 @pytest.mark.parametrize(("measured", "failed", "ratio", "state"), [
@@ -180,3 +181,14 @@ def test_a_window_ending_now_holds_the_samples_written_this_second():
         end = data.now()
         assert end > before and end - before <= timedelta(seconds=10)
         assert end.second % 10 == 0 and end.microsecond == 0
+
+
+def test_the_alerts_table_says_what_held_an_alert_back():
+    """DESIGN §15: an inhibited or muted alert is shown, with why nobody was told of it."""
+    from dashboard import alert_rows
+
+    now = T0 + timedelta(hours=2)
+    rows = alert_rows.rows(
+        [_alert(id=3, inhibited_by=7), _alert(id=4, muted="maintenance", silenced=True), _alert(id=5)], now
+    )
+    assert [r["held back"] for r in rows] == ["inhibited by #7", "muted: maintenance", ""]

@@ -49,6 +49,18 @@ class AlertView:
     agents: list[str] | None = None
     agents_clear: list[str] | None = None
     attribution: dict[str, Any] | None = None
+    # DESIGN §15: the alert that inhibits this one (kept, delivered nowhere) and what mutes it.
+    inhibited_by: int | None = None
+    muted: str | None = None  # silence | maintenance
+
+    @property
+    def held_back(self) -> str:
+        """Why nobody is told of it: `inhibited by #12`, `muted: maintenance`; '' when it notifies."""
+        if self.inhibited_by is not None:
+            return f"inhibited by #{self.inhibited_by}"
+        if self.muted or self.silenced:
+            return f"muted: {self.muted or 'silence'}"
+        return ""
 
     @property
     def is_change(self) -> bool:
