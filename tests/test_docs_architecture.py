@@ -41,3 +41,14 @@ def test_every_arrow_is_an_import_and_every_import_an_arrow():
 
     real = {(a, b) for a, b in product(nodes, nodes) if a != b and _imports(graph, nodes[a], nodes[b])}
     assert real - arrows == set(), "imports missing from the diagram"
+
+
+def test_the_pipeline_drawn_is_the_round_the_engine_runs():
+    """DESIGN §15: the architecture page lists the round's stages in the order `round.STAGES` runs them."""
+    from monitor.alerts.round import STAGES
+
+    text = PAGE.read_text()
+    block = text.split("## The alert pipeline", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    stages = [line for line in block.splitlines() if line.startswith("  ") and not line.startswith(("   ", "  round"))]
+    drawn = [line.split()[0] for line in stages]
+    assert drawn == [stage.__name__.removesuffix("_stage") for stage in STAGES]
