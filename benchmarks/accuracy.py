@@ -14,7 +14,7 @@ interleaved so machine noise falls on all of them alike:
 For 1, 50 and 200 streams started at once; "cold" bursts open new connections
 (a fresh client per burst), "warm" bursts reuse a kept-alive pool.
 
-    python benchmarks/accuracy.py [--rounds 4] [--concurrency 1,50,200]
+    python -m benchmarks.accuracy [--rounds 4] [--concurrency 1,50,200]
 """
 
 from __future__ import annotations

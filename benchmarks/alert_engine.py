@@ -1,6 +1,6 @@
 """Alert evaluation cost at fleet scale (DESIGN §9: 10,000 targets at 1-minute intervals).
 
-    python benchmarks/alert_engine.py [--targets 10000] [--database URL] [--rounds 5] [--agents 1,3]
+    python -m benchmarks.alert_engine [--targets 10000] [--database URL] [--rounds 5] [--agents 1,3]
 
 Builds a config of N targets with a regression and a threshold rule, stores a
 warm-up hour of samples, then times evaluation rounds the way the leader runs

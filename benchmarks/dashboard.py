@@ -1,7 +1,7 @@
 """Dashboard benchmark (DESIGN §7): each page's query time on months of samples, beside
 the naive percentile query over raw samples, in the same run.
 
-    .venv/bin/python benchmarks/dashboard.py [--targets 200] [--days 30] [--runs 5]
+    .venv/bin/python -m benchmarks.dashboard [--targets 200] [--days 30] [--runs 5]
         [--admin-url postgresql+psycopg://postgres@127.0.0.1:5432/postgres] [--keep | --reuse DBNAME]
         [--only SUBSTRING[,SUBSTRING…]]
 
@@ -29,16 +29,12 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-# This file is named like the `dashboard` package: take its folder off the path, put the repository on.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-sys.path.insert(0, str(HERE.parent))
+import psycopg
+from sqlalchemy import Engine, text
 
-import psycopg  # noqa: E402
-from sqlalchemy import Engine, text  # noqa: E402
-
-from monitor.storage import migrate  # noqa: E402
-from monitor.storage.db import make_engine  # noqa: E402
+from benchmarks import dashboard_seed
+from monitor.storage import migrate
+from monitor.storage.db import make_engine
 
 ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 PCT = "percentile_cont(ARRAY[0.01, 0.1, 0.5, 0.9, 0.99]) WITHIN GROUP (ORDER BY {col})"
@@ -117,19 +113,21 @@ SLOS = [
 ]
 
 
-def slo_config(seed_module, path: Path) -> Path:
+def slo_config(path: Path) -> Path:
     """A config whose targets are the seeded ones (every provider, model, region and prompt), with SLOS."""
     import json
 
     providers = {
         p: {
             "protocol": "openai-chat",
-            "regions": {r: "http://127.0.0.1:9/v1" for r in seed_module.REGIONS},
+            "regions": {r: "http://127.0.0.1:9/v1" for r in dashboard_seed.REGIONS},
             "models": list(models),
         }
-        for p, models in seed_module.PROVIDERS.items()
+        for p, models in dashboard_seed.PROVIDERS.items()
     }
-    prompts = {name: {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 8} for name in seed_module.PROMPTS}
+    prompts = {
+        name: {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 8} for name in dashboard_seed.PROMPTS
+    }
     config = {
         "providers": providers,
         "prompts": prompts,
@@ -247,14 +245,6 @@ def main(argv: list[str] | None = None) -> int:
     group.add_argument("--reuse", metavar="DBNAME", help="time an already seeded database")
     args = parser.parse_args(argv)
 
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("dashboard_seed", HERE / "dashboard_seed.py")
-    seed_module = importlib.util.module_from_spec(spec)
-    sys.modules["dashboard_seed"] = seed_module  # dataclasses look their module up there
-    spec.loader.exec_module(seed_module)
-    seed = seed_module.seed
-
     name = args.reuse or f"firsttoken_bench_{uuid.uuid4().hex[:8]}"
     url = make_engine(args.admin_url).url.set(database=name).render_as_string(hide_password=False)
     if not args.reuse:
@@ -265,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
             migrate.upgrade(engine)
             t0 = time.perf_counter()
             print(f"seeding {name}: {args.targets} targets x {args.days} days at 1/min", file=sys.stderr)
-            seed(
+            dashboard_seed.seed(
                 engine,
                 args.targets,
                 args.days,
@@ -278,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["FIRSTTOKEN_DASHBOARD_DATABASE_URL"] = url
         import tempfile
 
-        os.environ["FIRSTTOKEN_CONFIG"] = str(slo_config(seed_module, Path(tempfile.mkdtemp()) / "firsttoken.yaml"))
+        os.environ["FIRSTTOKEN_CONFIG"] = str(slo_config(Path(tempfile.mkdtemp()) / "firsttoken.yaml"))
         rows = run_pages(engine, args.runs, args.naive_runs, args.only)
         header = (
             f"Dashboard queries on {samples / 1e6:.1f} M samples ({args.targets} targets x {args.days} days at 1/min), "

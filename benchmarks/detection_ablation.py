@@ -1,6 +1,6 @@
 """What each of the regression detector's safeguards costs and buys (issue 21 item 7).
 
-    .venv/bin/python benchmarks/detection_ablation.py [--months M] [--jobs N]
+    .venv/bin/python -m benchmarks.detection_ablation [--months M] [--jobs N]
 
 The detector is slower than an oracle on small shifts (detection_ceiling.py).
 This loosens one safeguard at a time and measures both sides of the trade:
@@ -44,11 +44,9 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
+from benchmarks.detection.synthetic_b import Conditions, generate_b
 from monitor.alerts.detectors import regression
 from monitor.alerts.detectors.detect import DetectorSettings, SeriesDetector
-from monitor.alerts.detectors.synthetic_b import Conditions, generate_b
 
 INTERVAL_S = 300.0
 DAY_S = 86400.0

@@ -1,9 +1,9 @@
 """What any detector could score on the third generator: an oracle beside the shipped detector (issue 21 item 7).
 
-    .venv/bin/python benchmarks/detection_ceiling.py [--quick] [--jobs N]
+    .venv/bin/python -m benchmarks.detection_ceiling [--quick] [--jobs N]
 
-`detection_fresh.py` scores the shipped detector on `synthetic_c.py` (and
-`synthetic_d.py`, with `--generator d`). This
+`detection_fresh.py` scores the shipped detector on `detection/synthetic_c.py` (and
+`detection/synthetic_d.py`, with `--generator d`). This
 asks what the goals there (F1 >= 0.92, <= 1 false page per target-month)
 allow at all. The oracle is told what no detector is: each sample's true
 noise-free level (daily cycle and weekends included, shifts excluded) and
@@ -14,7 +14,7 @@ opens an alert that stays open until a recovery CUSUM ("back at the level"
 against "still 1.5x") passes 8 nats, as the detector's alerts do. Its one
 threshold is set by bisection on the generator's own shift-free months to
 1 false alarm per target-month, the goal's budget. It is then scored on
-the same cases as `detection_fresh.py`, by the same `detection.score`.
+the same cases as `detection_fresh.py`, by the same `benchmarks.detection.scoring.score`.
 
 A detector that does not know the level or the noise can only do worse
 than this column, so a goal the oracle misses is out of reach on this
@@ -24,17 +24,13 @@ data; the gap between the oracle and the detector is what is left to win.
 from __future__ import annotations
 
 import math
-import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from detection import Result, run_case, score
-from detection_fresh import FULL, QUICK, SIGMAS, arguments, recipes
+from benchmarks.detection.scoring import Result, run_case, score
+from benchmarks.detection_fresh import FULL, QUICK, SIGMAS, arguments, recipes
 
 BANK = tuple(math.log(1.5) * 1.3**k for k in range(8))  # 1.5x .. ~9x
 CLIP_SDS = 3.0
@@ -109,7 +105,7 @@ def main(argv=None) -> int:
         for label, results in ((f"oracle (h {h:.2f})", oracle), ("detector", detector)):
             main_set = results["shifted"] + results["two_x"] + results["free"]
             print(row(label, sigma, main_set, results["at_min"]))
-    print(f"\ngenerator {args.generator} (benchmarks/synthetic_{args.generator}.py), 5-minute sampling, "
+    print(f"\ngenerator {args.generator} (benchmarks/detection/synthetic_{args.generator}.py), 5-minute sampling, "
           "the seeds of detection_fresh.py; "
           f"{args.jobs} processes, {time.perf_counter() - started:.0f} s.")  # fmt: skip
     return 0

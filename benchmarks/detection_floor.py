@@ -6,7 +6,7 @@ same false-alarm rate (Lorden, Moustakides). For a 2x shift in log space
 (mu = ln 2) with noise sd sigma, each sample adds (mu / sigma^2)(x - mu/2).
 Its threshold is set here, by simulation, so that the chart raises
 `per_month` false alarms per target-month at the sampling interval, and its
-delay is measured the way `detection.score` measures the detector's: samples
+delay is measured the way `benchmarks.detection.scoring.score` measures the detector's: samples
 after the first shifted one (0 = that sample raised it), median over runs
 started from the chart's resting state. It knows the shift size, the noise
 and the level exactly, and sees no spikes, no daily cycle: the floor, not a

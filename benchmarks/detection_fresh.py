@@ -1,13 +1,13 @@
 """Detection on the third generator, never tuned on (issue 21 item 7), beside the optimal-CUSUM floor.
 
-    .venv/bin/python benchmarks/detection_fresh.py [--quick] [--jobs N] [--generator c|d]
+    .venv/bin/python -m benchmarks.detection_fresh [--quick] [--jobs N] [--generator c|d]
 
-Series from `benchmarks/synthetic_c.py` (written for this check; nothing in the
-detector was chosen on it) or, with `--generator d`, `benchmarks/synthetic_d.py`
+Series from `benchmarks/detection/synthetic_c.py` (written for this check; nothing in the
+detector was chosen on it) or, with `--generator d`, `benchmarks/detection/synthetic_d.py`
 (written after the detector's last change was chosen), sampled every 5 minutes, per noise level (sd of
 the log 0.2, 0.3, 0.4). The rule is the README's `regression` on ttft_ms with
 min_change 50%, run through `SeriesDetector` exactly as the service runs it.
-Scored by `detection.score`: shifts of 1.5-3x lasting 1 hour to a day are
+Scored by `benchmarks.detection.scoring.score`: shifts of 1.5-3x lasting 1 hour to a day are
 events; 2x delay from separate exactly-2x one-hour steps; "1.5x caught" from
 separate exactly-1.5x two-hour steps (shifts of exactly `min_change`); false
 alarms per target-month from series with no shift. The floor column is
@@ -25,14 +25,10 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from detection import GRACE, MONTH_S, Case, Event, run_case, score
-from detection_floor import floor_delay
-from synthetic_c import generate_c, plan_steps
-from synthetic_d import generate_d, plan_steps_d
-
+from benchmarks.detection.scoring import GRACE, MONTH_S, Case, Event, run_case, score
+from benchmarks.detection.synthetic_c import generate_c, plan_steps
+from benchmarks.detection.synthetic_d import generate_d, plan_steps_d
+from benchmarks.detection_floor import floor_delay
 from monitor.alerts.detectors.detect import DetectorSettings
 
 INTERVAL_S = 300.0
@@ -124,7 +120,7 @@ def main(argv=None) -> int:
     s = score(everything)
     print(f"| all | {s.precision:.3f} | {s.recall:.3f} | {s.f1:.3f} | {s.eligible} | {s.delay(0.5)} "
           f"| {s.delay(0.5, True)} | | | {s.false_per_month:.2f} ({s.false_alarms} in {s.months:.0f}) |")  # fmt: skip
-    print(f"\ngenerator {args.generator} (benchmarks/synthetic_{args.generator}.py), 5-minute sampling, "
+    print(f"\ngenerator {args.generator} (benchmarks/detection/synthetic_{args.generator}.py), 5-minute sampling, "
           f"seeds from {GENERATORS[args.generator][2]}; "
           f"{args.jobs} processes, {time.perf_counter() - started:.0f} s.")  # fmt: skip
     return 0

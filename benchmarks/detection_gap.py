@@ -1,6 +1,6 @@
 """Where the detector's 2x delay goes, beside the optimal-CUSUM floor (issue 21 item 7).
 
-    .venv/bin/python benchmarks/detection_gap.py [--jobs N] [--months M]
+    .venv/bin/python -m benchmarks.detection_gap [--jobs N] [--months M]
 
 `detection_floor.py` gives the floor: Page's CUSUM for exactly a 2x shift,
 knowing the level and the noise sd, on iid Gaussian noise, threshold set for
@@ -16,7 +16,7 @@ two can be read off ingredient by ingredient:
 - `+volatile`: and a random quarter of the hours at 1.4x the noise sd.
 
 Each world is generated here (it shares nothing with the tuned generators
-or with `synthetic_c.py`), and run through a ladder of CUSUMs, each given
+or with `detection/synthetic_c.py`), and run through a ladder of CUSUMs, each given
 less than the one before, each threshold re-set on this world's own
 shift-free series to 1 false alarm per target-month (the floor's rule),
 each sample's evidence clipped at 3 sds so one spike is one sample:
@@ -50,11 +50,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from detection_floor import floor_delay
-
+from benchmarks.detection_floor import floor_delay
 from monitor.alerts.detectors.detect import DetectorSettings, SeriesDetector
 
 INTERVAL_S = 300.0

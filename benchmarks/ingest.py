@@ -1,6 +1,6 @@
 """Ingest benchmark (DESIGN §7): samples/s into PostgreSQL, every method in one run.
 
-    .venv/bin/python benchmarks/ingest.py [--samples 100000] [--slow-samples 2000] [--rounds 3]
+    .venv/bin/python -m benchmarks.ingest [--samples 100000] [--slow-samples 2000] [--rounds 3]
         [--admin-url postgresql+psycopg://postgres@127.0.0.1:5432/postgres]
 
 Creates a throwaway database, migrates it, and times each method on the same
@@ -22,9 +22,6 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import psycopg
 from psycopg.types.json import Jsonb

@@ -1,7 +1,7 @@
 """/metrics at scale: bytes, series and render time per target, the per-target histograms of before
 beside the per-target recent percentiles of now (issue 22), in one run.
 
-    .venv/bin/python benchmarks/metrics_size.py [--targets 1000,5000] [--rounds 5]
+    .venv/bin/python -m benchmarks.metrics_size [--targets 1000,5000] [--rounds 5]
 
 Targets are shaped like benchmarks/soak.py's (10 providers x 4 regions x models, the soak's long
 simulator model names, one prompt), each observed five times (five minutes at 1-minute probes).
@@ -14,13 +14,9 @@ from __future__ import annotations
 import argparse
 import gzip
 import statistics
-import sys
 import time
 import zlib
 from datetime import UTC, datetime
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from monitor.agent.metrics import LABELS, TPS_BUCKETS, TTFT_BUCKETS_S, ProbeMetrics, RouteInfo
 from monitor.agent.metrics_series import SeriesCounter, SeriesHistogram

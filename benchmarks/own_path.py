@@ -1,6 +1,6 @@
 """What the lone-agent check costs in the worst round (DESIGN §11, monitor/alerts/own_path.py).
 
-    .venv/bin/python benchmarks/own_path.py [--targets 500,2000,5000] [--providers 10]
+    .venv/bin/python -m benchmarks.own_path [--targets 500,2000,5000] [--providers 10]
 
 The check runs only in an alert round with a lone agent's alarm. Its worst case is an agent that
 moved with every one of its targets alarming in the same round: each alarm is judged against the
@@ -18,12 +18,9 @@ Series are `PathHistory` rings of 48 samples, as the engine keeps them.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import sys
 import time
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from monitor.alerts.attribution import HISTORY, PathHistory
 from monitor.alerts.own_path import LoneAlarm, own_path_holds

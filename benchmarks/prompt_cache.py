@@ -7,9 +7,9 @@ simulator by default (it plays a provider's prefix cache, per protocol); against
 server with `--base-url` — e.g. llama.cpp's server, whose slot KV cache is a real prompt cache:
 
     python -m llama_cpp.server --model PATH --model_alias gemma-3-270m --chat_format gemma --port 8100
-    python benchmarks/prompt_cache.py --base-url http://127.0.0.1:8100/v1 --model gemma-3-270m
+    python -m benchmarks.prompt_cache --base-url http://127.0.0.1:8100/v1 --model gemma-3-270m
 
-    python benchmarks/prompt_cache.py [--rounds 10] [--tokens 1200]
+    python -m benchmarks.prompt_cache [--rounds 10] [--tokens 1200]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What polling the live ranking costs (issue 25): GET /routes answered in full and as a 304, the
 MCP `best_routes` tool (the SDK's in-memory session: the tool's own cost), and the LiteLLM callback's per-request choice.
 
-    python benchmarks/routes_poll.py [--targets 200] [--minutes 30] [--requests 50] [--database URL]
+    python -m benchmarks.routes_poll [--targets 200] [--minutes 30] [--requests 50] [--database URL]
 
 Seeds N targets (N/4 canonical models, 4 routes each) with a sample a minute per target over the
 window, starts the real status server (the one `firsttoken run` serves /routes and /mcp from) on

@@ -1,6 +1,6 @@
 """Soak: one `firsttoken run` against the simulator, many targets, faults mixed in.
 
-    .venv/bin/python benchmarks/soak.py [--targets 1000] [--minutes 30] [--interval 60]
+    .venv/bin/python -m benchmarks.soak [--targets 1000] [--minutes 30] [--interval 60]
         [--fault-share 0.1] [--database sqlite|postgres] [--db-outage 120] [--json]
 
 Every target is probed once per interval (1,000 at 1 minute: ~17 probes a
@@ -49,10 +49,6 @@ from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from monitor.simulator.wire import base_path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import httpx
 import psutil
 import psycopg
@@ -60,6 +56,7 @@ from sqlalchemy import select
 
 from monitor.agent.scheduler import phase_offset_s
 from monitor.simulator.testing import SimulatorProcess
+from monitor.simulator.wire import base_path
 from monitor.storage.db import make_engine
 from monitor.storage.models import SampleRow
 

@@ -43,10 +43,10 @@ def test_the_failover_url_parses_with_both_hosts():
 
 
 def test_the_benchmark_command_runs():
-    (command,) = re.findall(r"^    \.venv/bin/python (benchmarks/metrics_size\.py .*)$", DOC.read_text(), re.M)
+    (command,) = re.findall(r"^    \.venv/bin/python (-m benchmarks\.metrics_size .*)$", DOC.read_text(), re.M)
     argv = command.split()
     result = subprocess.run(
-        [sys.executable, *argv[:1], "--targets", "400", "--rounds", "1"], cwd=ROOT, capture_output=True, text=True,
+        [sys.executable, *argv[:2], "--targets", "400", "--rounds", "1"], cwd=ROOT, capture_output=True, text=True,
         timeout=300,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.detection.synthetic_a import Noise, Shift, generate
 from monitor.alerts.backtest import BacktestError, read_points, replay
 from monitor.alerts.detectors.detect import DetectorSettings, SeriesDetector, default_settings
-from monitor.alerts.detectors.synthetic import Noise, Shift, generate
 from monitor.cli import main
 
 QUIET = Noise(spike_rate=0.0, daily_amplitude=0.0, error_rate=0.0)

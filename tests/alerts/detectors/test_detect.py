@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import random
-import sys
 from dataclasses import replace
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from scipy import integrate, stats
 
+from benchmarks.detection import original as bench
+from benchmarks.detection.synthetic_a import DAY_S, EPOCH_S, Noise, Shift, generate
+from benchmarks.detection.synthetic_b import Conditions, generate_b, plan_changes
 from monitor.alerts.detectors import stats as st
 from monitor.alerts.detectors.base import FIRING, OK, PENDING
 from monitor.alerts.detectors.detect import DetectorSettings, SeriesDetector, default_settings, settings_from_rule
 from monitor.alerts.detectors.seasonal import DailyProfile
-from monitor.alerts.detectors.synthetic import DAY_S, EPOCH_S, Noise, Shift, generate
 
 QUIET = Noise(spike_rate=0.0, daily_amplitude=0.0, error_rate=0.0)  # lognormal noise only
 REGRESSION = DetectorSettings(metric="ttft_ms", kind="regression", min_change=0.5)
@@ -348,8 +347,6 @@ def test_a_checkpoint_from_before_the_autocorrelation_estimate_loads_and_carries
 
 
 def test_autocorrelated_noise_is_measured_and_discounted():
-    from monitor.alerts.detectors.synthetic_b import Conditions, generate_b
-
     def phi_after(conditions):
         det = SeriesDetector(REGRESSION)
         for ts, v in generate_b(3, 3000, 300.0, conditions).points():
@@ -362,8 +359,6 @@ def test_autocorrelated_noise_is_measured_and_discounted():
 
 
 def test_second_generator_is_seeded_and_labelled():
-    from monitor.alerts.detectors.synthetic_b import Conditions, generate_b, plan_changes
-
     changes = plan_changes(5, 8640, 300.0)
     assert changes and all(1.5 <= c.factor <= 3.0 and 12 <= c.length <= 288 for c in changes)
     a = generate_b(5, 8640, 300.0, Conditions(sigma=0.4), changes)
@@ -407,23 +402,12 @@ def test_settings_from_a_rule_like_object():
 
 
 # ------------------------------------------------------ benchmark goals
-def _benchmark():
-    path = Path(__file__).resolve().parents[3] / "benchmarks" / "detection.py"
-    spec = importlib.util.spec_from_file_location("detection_benchmark", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_benchmark_goals_hold_at_small_scale():
     """Issue 5's goals on a fixed seed, on the benchmark's own series: a detector change that breaks them fails here.
 
     5-minute sampling carries the false-alarm check (five target-months per metric are enough to tell
     0.3 a month from more than 1); 1-minute sampling checks F1 and the 2x delay.
     """
-    bench = _benchmark()
     regressions = [k for k in bench.KINDS if k[0] in ("regression ttft_ms", "regression tps (down)")]
     rows = bench.run({300: bench.Scale(3, 1, 5)}, jobs=1, seed=3, kinds=regressions)
     rows += bench.run({60: bench.Scale(1, 0.5, 0)}, jobs=1, seed=3, kinds=regressions[:1])

@@ -10,11 +10,11 @@ import math
 import random
 import statistics
 
+from benchmarks.detection.synthetic_a import DAY_S, EPOCH_S
+from benchmarks.detection.synthetic_b import Change, Conditions, _business_hours, generate_b, plan_changes
 from monitor.alerts.detectors.detect import DetectorSettings, SeriesDetector
 from monitor.alerts.detectors.seasonal import DailyProfile
 from monitor.alerts.detectors.sustained import sustained_shift
-from monitor.alerts.detectors.synthetic import DAY_S, EPOCH_S
-from monitor.alerts.detectors.synthetic_b import Change, Conditions, _business_hours, generate_b, plan_changes
 
 REGRESSION = DetectorSettings(metric="ttft_ms", kind="regression", min_change=0.5)
 STEP_S = 300.0

@@ -1,7 +1,8 @@
 """Labelled synthetic metric series for judging the detector (DESIGN §7).
 
-Shared by `benchmarks/detection.py` and the tests, pure standard library and
-seeded, so a figure in docs/benchmarks.md can be reproduced bit for bit.
+The first generator, the one the detector was tuned on. Shared by `benchmarks.detection` and
+the tests, pure standard library and seeded, so a figure in docs/benchmarks.md can be reproduced
+bit for bit.
 
 What a series is made of, all multiplicative on the metric's level:
 - lognormal noise (`sigma` is the standard deviation of the log; 0.25 puts

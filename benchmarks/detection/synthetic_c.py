@@ -1,7 +1,7 @@
 """A third series generator, written fresh for issue 21 and never tuned on (DESIGN §7).
 
-Nothing in `monitor/alerts/detectors/` was chosen on it: it lives here, beside
-the benchmark, and is only run to report. It models things the first two do
+Nothing in `monitor/alerts/detectors/` was chosen on it: it is only run to report
+(`benchmarks.detection_fresh`). It models things the first two do
 not, on purpose:
 
 - noise: Gaussian in log space with sd `sigma`, in volatility regimes (a

@@ -1,12 +1,11 @@
-"""Detection quality on labelled synthetic series (DESIGN §7, issue 5).
+"""The original suite (DESIGN §7, issue 5): every alert kind on the first generator, `synthetic_a`.
 
-    .venv/bin/python benchmarks/detection.py [--quick] [--jobs N] [--sigma 0.25] [--seed 1]
-        [--suite original|conditions|both] [--seeds tune|held-out|both]
+    .venv/bin/python -m benchmarks.detection --suite original [--quick] [--jobs N] [--sigma 0.25] [--seed 1]
 
 About 170 s of CPU: 1.5 minutes on 2 idle cores (`--quick` is a quarter of it).
 Every rule uses the `DetectorSettings` defaults apart from what is listed below.
 
-Series (`monitor/alerts/detectors/synthetic.py`, seeded): lognormal noise (sigma 0.25
+Series (`synthetic_a`, the generator the detector was tuned on, seeded): lognormal noise (sigma 0.25
 in log), 2% independent spikes of 3-15x in the metric's bad direction, a
 ±25% daily cycle, a 0.5% base error rate; sampled every 1 and every 5
 minutes. Each alert kind is run through `SeriesDetector` exactly as the
@@ -25,83 +24,34 @@ service runs it, one observation at a time:
 At 5-minute sampling a 15-minute window holds 3 probes, fewer than
 min_samples (5), so there the windows are 1 hour.
 
-Scoring, per kind and cadence:
-- event: a labelled shift (threshold: a stretch where the true p90 is over
-  the bound; error rules: a burst). An alarm (the point where an alert
-  starts firing) is a true positive if it starts inside an event or within
-  a grace after its end (3 samples; plus the window for windowed rules,
-  whose statistic lags); only the first alarm per event counts, a second
-  one is a false positive (a duplicate page). Every other alarm is a
-  false positive.
-- recall counts eligible events only: shifts of 1.5x or more (threshold:
+Scored by `scoring.score` (its docstring says how), per kind and cadence, with:
+- recall over eligible events only: shifts of 1.5x or more (threshold:
   a true p90 at least 1.1x the bound; error rules: a rate of 30% or more,
   1.5x the bound) lasting at least 12 samples. Smaller events are "don't
   care": an alarm there is not false, a miss is not counted.
-- F1 from that precision and recall.
-- delay, in samples: alarm index minus the index of the event's first
-  sample (0 = the first shifted sample raised it, 3 = the fourth).
-- 2x delay: a separate set of exactly-2x shifts one hour long, 4-8 hours
-  apart; "2x within 3" is the share alarmed with a delay of 3 or less.
-- false alarms per target-month: alarms on series with no shift and no
-  burst (noise, spikes, the daily cycle and the base error rate only), per
-  30 days of one target. Every such series starts with an empty detector,
-  so each month includes the first-day warm-up.
+- 2x delay from a separate set of exactly-2x shifts one hour long, 4-8 hours
+  apart.
+- false alarms per target-month on series with no shift and no burst (noise,
+  spikes, the daily cycle and the base error rate only).
 """
 
 from __future__ import annotations
 
-import argparse
 import math
-import os
-import sys
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from benchmarks.detection.scoring import GRACE, MONTH_S, Case, Event, Score, fmt, run_case, score
+from benchmarks.detection.synthetic_a import DAY_S, Noise, Series, generate, random_bursts, random_shifts
+from monitor.alerts.detectors.detect import DetectorSettings
 
-from monitor.alerts.detectors.detect import DetectorSettings, SeriesDetector
-from monitor.alerts.detectors.synthetic import DAY_S, Noise, Series, generate, random_bursts, random_shifts
-
-MONTH_S = 30 * DAY_S
-GRACE = 3
 MIN_FACTOR = 1.5
 MIN_SAMPLES_LONG = 12
 GAP_S = DAY_S  # shifts and bursts start 1-2 days apart: often for a real target, and each has a baseline
 BOUND_MS = 2000.0
 ERROR_BOUND = 0.2
-
-
-@dataclass(frozen=True)
-class Event:
-    start: int
-    end: int
-    eligible: bool
-
-
-@dataclass(frozen=True)
-class Case:
-    """One series, one rule, and what counts as an event on it."""
-
-    set: str  # shifted | two_x | free
-    series: Series
-    settings: DetectorSettings
-    events: tuple[Event, ...]
-    grace: int
-
-
-@dataclass(frozen=True)
-class Result:
-    """What a worker sends back: the case without its samples, and the alarms."""
-
-    set: str
-    events: tuple[Event, ...]
-    grace: int
-    samples: int
-    interval_s: float
-    alarms: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -113,19 +63,6 @@ class Scale:
 
 FULL = {60: Scale(9, 2, 10), 300: Scale(14, 6, 36)}
 QUICK = {60: Scale(2, 1, 3), 300: Scale(3, 2, 8)}
-
-
-def alarms(case: Case) -> list[int]:
-    det = SeriesDetector(case.settings)
-    return [i for i, (ts, v) in enumerate(case.series.points()) if det.observe(ts, v).alarm_started]
-
-
-def run_case(build: Callable[[], Case], tuning: tuple[tuple[str, float], ...] = ()) -> Result:
-    case = build()
-    if tuning:  # detector settings under study (sensitivity runs), on top of each kind's rule
-        case = replace(case, settings=replace(case.settings, **dict(tuning)))
-    n = len(case.series.values)
-    return Result(case.set, case.events, case.grace, n, case.series.interval_s, tuple(alarms(case)))
 
 
 # ------------------------------------------------------------------ cases
@@ -245,73 +182,6 @@ def plan(
     return out
 
 
-# ---------------------------------------------------------------- scoring
-@dataclass(frozen=True)
-class Score:
-    precision: float
-    recall: float
-    f1: float
-    eligible: int
-    delays: tuple[int, ...]
-    two_x_delays: tuple[int, ...]
-    two_x_missed: int
-    false_per_month: float
-    false_alarms: int
-    months: float
-
-    def delay(self, q: float, two_x: bool = False) -> int | None:
-        values = sorted(self.two_x_delays if two_x else self.delays)
-        return values[min(len(values) - 1, math.ceil(q * len(values)) - 1)] if values else None
-
-    @property
-    def two_x_caught(self) -> str:
-        """`caught/all` of the exactly-sized steps (the 2x set, or the exactly-min_change one)."""
-        return f"{len(self.two_x_delays)}/{len(self.two_x_delays) + self.two_x_missed}"
-
-    @property
-    def two_x_within_3(self) -> float | None:
-        total = len(self.two_x_delays) + self.two_x_missed
-        return sum(d <= 3 for d in self.two_x_delays) / total if total else None
-
-
-def score(results: Sequence[Result]) -> Score:
-    tp = fp = eligible = detected = free_alarms = missed_2x = 0
-    delays: list[int] = []
-    delays_2x: list[int] = []
-    free_months = 0.0
-    for r in results:
-        if r.set == "free":
-            free_alarms += len(r.alarms)
-            free_months += r.samples * r.interval_s / MONTH_S
-            continue
-        first: dict[int, int] = {}
-        for a in r.alarms:
-            k = next((k for k, e in enumerate(r.events) if e.start <= a < e.end + r.grace), None)
-            if k is None or k in first:
-                fp += r.set == "shifted"
-            else:
-                first[k] = a
-                tp += r.set == "shifted"
-        for k, e in enumerate(r.events):
-            if r.set == "two_x":
-                if k in first:
-                    delays_2x.append(first[k] - e.start)
-                else:
-                    missed_2x += 1
-            elif e.eligible:
-                eligible += 1
-                if k in first:
-                    detected += 1
-                    delays.append(first[k] - e.start)
-    precision = tp / (tp + fp) if tp + fp else 1.0
-    recall = detected / eligible if eligible else 1.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    per_month = free_alarms / free_months if free_months else 0.0
-    return Score(
-        precision, recall, f1, eligible, tuple(delays), tuple(delays_2x), missed_2x, per_month, free_alarms, free_months
-    )
-
-
 def run(scales: dict[int, Scale], jobs: int = 2, sigma: float = 0.25, seed: int = 1, kinds=KINDS, tuning=()):
     """[(kind, sampling interval, Score)] for every kind at every cadence."""
     work = partial(run_case, tuning=tuple(tuning))
@@ -332,10 +202,6 @@ def run(scales: dict[int, Scale], jobs: int = 2, sigma: float = 0.25, seed: int 
     return out
 
 
-def _fmt(value: float | None) -> str:
-    return "—" if value is None else f"{value:g}"
-
-
 def table(rows: Sequence[tuple[str, int, Score]]) -> str:
     lines = [
         "| alert kind | sampling | precision | recall | F1 | eligible events | delay p50 | delay p90 "
@@ -346,54 +212,8 @@ def table(rows: Sequence[tuple[str, int, Score]]) -> str:
         within = s.two_x_within_3
         lines.append(
             f"| {name} | {interval_s // 60} min | {s.precision:.3f} | {s.recall:.3f} | {s.f1:.3f} | {s.eligible} "
-            f"| {_fmt(s.delay(0.5))} | {_fmt(s.delay(0.9))} | {_fmt(s.delay(0.5, True))} | {_fmt(s.delay(0.9, True))} "
+            f"| {fmt(s.delay(0.5))} | {fmt(s.delay(0.9))} | {fmt(s.delay(0.5, True))} | {fmt(s.delay(0.9, True))} "
             f"| {'—' if within is None else f'{100 * within:.0f}%'} "
             f"| {s.false_per_month:.2f} ({s.false_alarms} in {s.months:.0f}) |"
         )
     return "\n".join(lines)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="a quarter of the data: a smoke test, not a figure")
-    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
-    parser.add_argument("--sigma", type=float, default=0.25, help="lognormal noise, sd of the log (default 0.25)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument(
-        "--suite",
-        choices=("original", "conditions", "both"),
-        default="both",
-        help="original: the table above; conditions: the second generator per noise level, held-out seeds apart",
-    )
-    parser.add_argument(
-        "--seeds",
-        choices=("tune", "held-out", "both"),
-        default="both",
-        help="conditions suite: which seed range (tune while tuning; held-out only to report)",
-    )
-    args = parser.parse_args(argv)
-    started = time.perf_counter()
-    if args.suite in ("original", "both"):
-        rows = run(QUICK if args.quick else FULL, args.jobs, args.sigma, args.seed)
-        print(table(rows))
-        print(
-            f"\nnoise sigma {args.sigma:g}, seed {args.seed}, {args.jobs} processes, "
-            f"{time.perf_counter() - started:.0f} s. "
-            "Delays in samples after the first shifted sample (0 = that sample raised it).\n"
-        )
-    if args.suite in ("conditions", "both"):
-        import detection_conditions as conditions
-
-        started = time.perf_counter()
-        seed_sets = tuple(conditions.SEED_SETS) if args.seeds == "both" else (args.seeds,)
-        rows = conditions.run(conditions.QUICK if args.quick else conditions.FULL, args.jobs, seed_sets=seed_sets)
-        print(conditions.table(rows))
-        print(
-            f"\nsecond generator (synthetic_b), 5-minute sampling; tuned on seeds 1-999, **held-out** seeds "
-            f"1001-1999 only reported; {args.jobs} processes, {time.perf_counter() - started:.0f} s."
-        )
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

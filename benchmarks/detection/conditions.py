@@ -1,10 +1,10 @@
 """Detection per condition on the second generator (issue 13), tuned and held-out seeds apart.
 
-    .venv/bin/python benchmarks/detection.py --suite conditions [--seeds tune|held-out|both] [--quick] [--jobs N]
+    .venv/bin/python -m benchmarks.detection --suite conditions [--seeds tune|held-out|both] [--quick] [--jobs N]
 
 While tuning, `--seeds tune` runs the tune seeds only, so the held-out ones stay unseen.
 
-Series from `monitor/alerts/detectors/synthetic_b.py` (AR(1) Student-t noise,
+Series from `synthetic_b.py` (AR(1) Student-t noise,
 clustered 3-12x spikes on 1.5% of samples, a business-hours cycle, shifts of
 1.5-3x lasting 1 hour to a day, reached over 0-3 samples), sampled every
 5 minutes, one row per noise level (sd of the log 0.1 to 0.4) and seed range:
@@ -16,7 +16,7 @@ clustered 3-12x spikes on 1.5% of samples, a business-hours cycle, shifts of
 
 The rule is docs/alerting.md's `regression` on ttft_ms with min_change 50%; every
 shift is an event (all are >= 1.5x and >= 12 samples). Scoring is
-`detection.score`: an alarm inside a shift or within 3 samples after it is a
+`scoring.score`: an alarm inside a shift or within 3 samples after it is a
 true positive (the first per shift), any other a false one; 2x delay comes
 from a separate set of exactly-2x one-hour steps; false alarms per
 target-month from series with no shift at all.
@@ -29,10 +29,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 
-from detection import GRACE, MONTH_S, Case, Event, Score, run_case, score
-
+from benchmarks.detection.scoring import GRACE, MONTH_S, Case, Event, Score, fmt, run_case, score
+from benchmarks.detection.synthetic_b import Conditions, generate_b, plan_changes
 from monitor.alerts.detectors.detect import DetectorSettings
-from monitor.alerts.detectors.synthetic_b import Conditions, generate_b, plan_changes
 
 INTERVAL_S = 300.0
 SIGMAS = (0.1, 0.2, 0.3, 0.4)
@@ -113,10 +112,6 @@ def run(
     return out
 
 
-def _fmt(value) -> str:
-    return "—" if value is None else f"{value:g}"
-
-
 def table(rows: Sequence[tuple[str, float | None, Score]]) -> str:
     lines = [
         "| seeds | noise sd (log) | precision | recall | F1 | shifts | delay p50 | delay p90 "
@@ -128,7 +123,7 @@ def table(rows: Sequence[tuple[str, float | None, Score]]) -> str:
         label = "**held-out**" if set_name == "held-out" else set_name
         lines.append(
             f"| {label} | {'all' if sigma is None else f'{sigma:g}'} | {s.precision:.3f} | {s.recall:.3f} "
-            f"| {s.f1:.3f} | {s.eligible} | {_fmt(s.delay(0.5))} | {_fmt(s.delay(0.9))} | {_fmt(s.delay(0.5, True))} "
+            f"| {s.f1:.3f} | {s.eligible} | {fmt(s.delay(0.5))} | {fmt(s.delay(0.9))} | {fmt(s.delay(0.5, True))} "
             f"| {'—' if within is None else f'{100 * within:.0f}%'} "
             f"| {s.false_per_month:.2f} ({s.false_alarms} in {s.months:.0f}) |"
         )
