@@ -47,7 +47,9 @@ def inhibit(
     firing = sorted(((k, r) for k, r in live.items() if r.state == FIRING), key=lambda kr: (kr[0] in by, kr[0]))
     for rule in rules:
         sources: dict[tuple, AlertKey] = {}
-        for key, record in firing:
+        # Alerts only on the source side first: one on both sides (a latency page under `source:
+        # {severity: page}`) is the source only where no other is, else it would be nobody's target.
+        for key, record in sorted(firing, key=lambda kr: rule.target.matches(labels(kr[1]))):
             if rule.source.matches(labels(record)):
                 sources.setdefault(_equal(record, rule.equal), key)
         if not sources:

@@ -82,3 +82,25 @@ def config_spec(
     if silences:
         spec["silences"] = silences
     return spec
+
+
+def target_scope(model: str = "m1", provider: str = "p", region: str = "r1", prompt: str = "short", agent=None):
+    """A target's scope (`p/m1@r1:short`), or as seen from one agent."""
+    from monitor.alerts.scope import Scope
+
+    return Scope(provider=provider, region=region, model=model, prompt=prompt, agent=agent)
+
+
+def alert(rule: str = "slow", scope=None, state: str = "firing", **fields):
+    """An alert record as a stage sees it: firing since T0 unless told otherwise, page, ttft_ms."""
+    from monitor.alerts.records import AlertRecord
+
+    values = {"severity": "page", "metric": "ttft_ms", "started_at": T0}
+    if state != "pending":
+        values["fired_at"] = T0
+    return AlertRecord(rule=rule, scope=scope or target_scope(), state=state, **(values | fields))
+
+
+def keyed(*records) -> dict:
+    """Live alerts as a stage takes them: (rule, scope key) -> record."""
+    return {(r.rule, r.scope.key): r for r in records}
