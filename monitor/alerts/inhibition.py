@@ -67,7 +67,9 @@ def inhibit(
             if record.inhibited_by is not None and _sticky(record, rule_of_id):
                 out[key] = record
             else:
-                out[key] = replace(record, inhibited_by=None, inhibitor=None) if record.inhibited_by else record
+                out[key] = (
+                    replace(record, inhibited_by=None, inhibitor=None) if record.inhibited_by is not None else record
+                )
             continue
         source_id = live[source].id
         out[key] = replace(record, inhibited_by=UNSTORED if source_id is None else source_id, inhibitor=source)

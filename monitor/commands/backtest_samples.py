@@ -64,7 +64,7 @@ def write_table(changes: Sequence, samples: int, out: TextIO) -> None:
     if not changes:
         out.write("no alert changes\n")
         return
-    lines = [COLUMNS]
+    lines = [COLUMNS[:-1]]
     for c in changes:
         d = c.to_dict()
         lines.append((d["time"], c.change, (c.slo and f"slo:{c.slo}") or c.rule, c.scope, c.agent or "-", c.severity))

@@ -25,7 +25,7 @@ class DetectorSettings:
     """Everything one detector needs, rule fields first, then tuning with tested defaults.
 
     Build it from a config rule with `settings_from_rule`; the tuning fields are
-    what `benchmarks/detection.py` measured (see that module for the figures).
+    what `benchmarks/detection/` measured (see that module for the figures).
     """
 
     metric: str = "ttft_ms"

@@ -15,7 +15,7 @@ is ignored (evaluated=False), so a late sample cannot rewrite the windows.
 
 The algorithms and their defaults are in `regression.py` (latency and tps
 regressions) and `rates.py` (thresholds, error rate); the figures behind
-the defaults come from `benchmarks/detection.py`.
+the defaults come from `benchmarks/detection/`.
 """
 
 from __future__ import annotations
