@@ -47,7 +47,7 @@ def fold_slo(v: SloVerdicts, record: AlertRecord | None, now: datetime) -> tuple
     for verdict in v.events:
         at = datetime.fromtimestamp(verdict.timestamp_s, UTC)
         if verdict.event == FIRED and record is None:
-            record = _open(v, at, verdict.severity)
+            record = _observed(_open(v, at, verdict.severity), verdict)  # it fired at this verdict's burn
         elif verdict.event == ESCALATED and record is not None:
             record = replace(record, severity=verdict.severity)
         elif verdict.event == CLEARED and record is not None:
