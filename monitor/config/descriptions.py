@@ -37,6 +37,21 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "dashboard_url": "The dashboard's public address: notifications link to the alert's own view there.",
         "slos": "Service level objectives: what a good probe is, the share of good probes a period must hold, "
         "and burn-rate alerts on its error budget.",
+        "inhibit": "Which firing alerts make others redundant (kept, delivered nowhere); unset: an error-rate page "
+        "inhibits latency and TPS alerts of the same provider and region; `[]`: none.",
+    },
+    "InhibitRule": {
+        "name": "A name for the rule, in logs and docs.",
+        "source": "Matchers on the firing alert that inhibits.",
+        "target": "Matchers on the alerts it inhibits.",
+        "equal": "Scope labels (provider, model, region, prompt, agent) that must be the same on both.",
+    },
+    "AlertMatch": {
+        "rule": "Alert rule names (an SLO's alert is `slo:NAME`), one or a list.",
+        "slo": "SLO names, one or a list.",
+        "metric": "Metrics, one or a list; an SLO alert's are the metrics its `good:` bounds (else error_rate).",
+        "kind": "regression, threshold, change or slo; one or a list.",
+        "severity": "Severities, one or a list (page, ticket, …).",
     },
     "Defaults": {
         "interval": "Time between two probes of one target (`90s`, `5m`, `1h` or seconds).",
@@ -218,6 +233,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "good": "The bounds a good probe meets besides being ok; omitted, a probe is good when it is ok.",
         "period": "The error budget's rolling window, at least `1h` (default `30d`).",
         "per": "One budget per `target`, `provider`, `model` (canonical, across providers) or `all` matched.",
+        "repeat_interval": "How often a firing burn-rate alert is notified again (default 4h), as an alert rule's.",
     },
     "Good": {
         "ttft_ms": "A bound on time to first token (`below:`/`above:`, milliseconds or a duration).",
