@@ -25,13 +25,13 @@ baseline rather than by recovering.
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
 from monitor.alerts.detectors.detect import DetectorSettings, SeriesDetector
+from monitor.csvfile import read_rows
 
 TIMESTAMP_COLUMNS = ("timestamp", "started_at")
 EPOCH_MS_ABOVE = 1e11  # 1e11 s is the year 5138; 1e11 ms is 1973
@@ -200,12 +200,4 @@ def iso(ts: float) -> str:
 
 
 def read_csv(path: str, metric: str) -> list[Point]:
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            return read_points(csv.reader(f), metric, path)
-    except OSError as exc:
-        raise BacktestError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise BacktestError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except csv.Error as exc:
-        raise BacktestError(f"{path}: not CSV: {exc}") from None
+    return read_points(read_rows(path, BacktestError), metric, path)

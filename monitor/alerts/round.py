@@ -119,26 +119,27 @@ def fold_stage(inp: RoundInput, state: RoundState) -> RoundState:
 
 
 def vantage_stage(inp: RoundInput, state: RoundState) -> RoundState:
-    live, closed = dict(state.live), list(state.closed)
-    by_rule = _live_by_rule(inp)
-    for name, source in state.rules.items():
-        folded = {k: r for (rule, k), r in state.live.items() if rule == name}
-        agents_live, agents_closed = step_agents(source.view, by_rule.get(name, {}), folded, inp.now)
-        live.update({(name, key): r for key, r in agents_live.items()})
-        closed += agents_closed
-    return replace(state, live=live, closed=tuple(closed))
+    return _per_rule(inp, state, lambda source, before, now_live: step_agents(source.view, before, now_live, inp.now))
 
 
 def group_stage(inp: RoundInput, state: RoundState) -> RoundState:
+    def step(source: RuleSource, before, now_live):
+        closed, live = step_groups(source.view, before, now_live, source.members, inp.now, inp.policy)
+        return live, closed
+
+    return _per_rule(inp, state, step)
+
+
+def _per_rule(inp: RoundInput, state: RoundState, step: Callable) -> RoundState:
+    """`step(source, the rule's live alerts as read, its live alerts so far)` -> (alerts it adds or
+    updates by scope key, alerts it closed), for each rule."""
     live, closed = dict(state.live), list(state.closed)
     by_rule = _live_by_rule(inp)
     for name, source in state.rules.items():
-        targets = {k: r for (rule, k), r in state.live.items() if rule == name}
-        groups_closed, groups_live = step_groups(
-            source.view, by_rule.get(name, {}), targets, source.members, inp.now, inp.policy
-        )
-        live.update({(name, key): r for key, r in groups_live.items()})
-        closed += groups_closed
+        so_far = {k: r for (rule, k), r in state.live.items() if rule == name}
+        added, done = step(source, by_rule.get(name, {}), so_far)
+        live.update({(name, key): r for key, r in added.items()})
+        closed += done
     return replace(state, live=live, closed=tuple(closed))
 
 

@@ -9,11 +9,11 @@ it bounds them `ttft_answer_ms`, `total_ms`, `tps`; empty when not measured), op
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from monitor.alerts.backtest import BacktestError, iso, parse_number, parse_timestamp
+from monitor.csvfile import read_rows
 from monitor.slo.budget import Budget, period_probes
 from monitor.slo.burn import ScopeBurn
 from monitor.slo.good import is_good
@@ -139,13 +139,5 @@ def replay(slo, probes: Sequence[Probe]) -> Replay:
 
 
 def read_csv(path: str) -> tuple[list[str], list[Probe]]:
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            rows = list(csv.reader(f))
-    except OSError as exc:
-        raise BacktestError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise BacktestError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except csv.Error as exc:
-        raise BacktestError(f"{path}: not CSV: {exc}") from None
+    rows = read_rows(path, BacktestError)
     return (rows[0] if rows else []), read_probes(rows, path)

@@ -8,7 +8,6 @@ returned from a file with a bad row, so no caller loads half a file.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import typing
@@ -16,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from monitor.csvfile import read_rows
 from monitor.sample import LEGACY_CACHE_READ, SAMPLE_FIELDS, Sample
 
 REQUIRED = ("target", "provider", "model", "region", "prompt", "started_at", "ok")
@@ -116,15 +116,7 @@ def read_samples(rows: Iterable[Sequence[str]], source: str = "csv") -> list[Sam
 
 
 def read_samples_file(path: str) -> list[Sample]:
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            return read_samples(csv.reader(f), path)
-    except OSError as exc:
-        raise SamplesCsvError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise SamplesCsvError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except csv.Error as exc:
-        raise SamplesCsvError(f"{path}: not CSV: {exc}") from None
+    return read_samples(read_rows(path, SamplesCsvError), path)
 
 
 __all__ = ["SamplesCsvError", "read_samples", "read_samples_file"]
