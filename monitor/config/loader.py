@@ -33,11 +33,11 @@ from pydantic import TypeAdapter, ValidationError
 from monitor.config.document import parse_yaml
 from monitor.config.errors import ConfigError, final_lines, is_secret, path_of, problem
 from monitor.config.fields import NAME_HINT, NAME_RE, LoadContext
+from monitor.config.inhibit import DEFAULT_INHIBIT
 from monitor.config.interpolation import interpolate
 from monitor.config.matrix import build_targets
 from monitor.config.schema import DEFAULT_DATABASE_URL, SECTIONS, FileSpec, database_problem
 from monitor.config.scopes import check_references
-from monitor.config.inhibit import DEFAULT_INHIBIT
 from monitor.config.values import Config
 from monitor.redact import Secret
 

@@ -23,7 +23,6 @@ from pydantic.json_schema import SkipJsonSchema
 
 from monitor.config.egress import ProxySetting
 from monitor.config.errors import did_you_mean, fail, kind, problem
-from monitor.config.inhibit import InhibitRule
 from monitor.config.fields import (
     ENV_REF,
     Bool,
@@ -51,6 +50,7 @@ from monitor.config.fields import (
     text,
     unique,
 )
+from monitor.config.inhibit import InhibitRule
 from monitor.config.notifiers import NotifierItem
 from monitor.config.prompts import Prompt, Reasoning
 from monitor.config.selectors import SCOPE_LABELS, Scope, scope_matches

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from monitor.config.fields import empty
+from monitor.config.inhibit import DEFAULT_INHIBIT, InhibitRule
 from monitor.config.notifiers import NotifierConfig
 from monitor.config.prompts import Prompt, Reasoning
 from monitor.config.schema import (
@@ -22,7 +23,6 @@ from monitor.config.schema import (
     Retention,
     Silence,
 )
-from monitor.config.inhibit import DEFAULT_INHIBIT, InhibitRule
 from monitor.config.slos import Slo
 from monitor.sample import TargetKey
 
