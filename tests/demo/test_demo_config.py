@@ -110,9 +110,13 @@ def test_odd_paths_cannot_break_the_yaml_or_the_url(workdir):
     assert make_url(config.database_url).database == str(path)
 
 
-def test_the_demo_judges_each_live_probe_soon_after_it_lands(workdir):
-    """The demo's quicker alert rounds are in the config it writes, which its service's leader jobs read."""
+def test_the_demos_alert_rounds_are_timed_by_the_config_it_writes(workdir):
+    """The demo's own alert timings are in its config's `alerting:` block, which its service's leader jobs read."""
+    from monitor.config.schema import Alerting
     from monitor.leader.jobs import leader_jobs
 
-    jobs = leader_jobs(load(config_text(simulator_url="http://h:1", database_url="sqlite:///d.db"), workdir))
-    assert (jobs["alerts.evaluate"][0], jobs["alerts.deliver"][0]) == (10.0, 2.0)
+    config = load(config_text(simulator_url="http://h:1", database_url="sqlite:///d.db"), workdir)
+    assert config.alerting != Alerting()  # not the defaults: the demo's own
+    jobs = leader_jobs(config)
+    assert jobs["alerts.evaluate"][0] == config.alerting.evaluate_every_s
+    assert jobs["alerts.deliver"][0] == config.alerting.deliver_every_s
