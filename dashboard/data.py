@@ -174,9 +174,8 @@ def ranked_routes(at: datetime, window: timedelta = timedelta(minutes=30)) -> tu
 
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
 def period_grid(ids: tuple[str, ...] | None, start: datetime, end: datetime, period: timedelta) -> health.PeriodGrid:
-    """Rollups for ranges of a day or more, raw samples below (DESIGN §9)."""
-    fn = health.period_grid if trends.uses_rollups(end - start) else health.raw_period_grid
-    return guarded(fn, engine(), start, end, period, list(ids) if ids is not None else None)
+    """Rollups for ranges of a day or more, raw samples below (`queries.tiers`)."""
+    return guarded(health.grid, engine(), start, end, period, list(ids) if ids is not None else None)
 
 
 UPTIME_WINDOWS = {"24 h": timedelta(hours=24), "7 d": timedelta(days=7), "30 d": timedelta(days=30)}
@@ -202,7 +201,7 @@ def health_data(at: datetime, provider: str | None) -> HealthData:
     if provider is not None:
         ids = [t.id for t in targets() if t.provider == provider]
         windows = {name: at - span for name, span in UPTIME_WINDOWS.items()}
-        daily = guarded(health.period_grid, eng, start, at, timedelta(days=1), ids, windows)
+        daily = guarded(health.grid, eng, start, at, timedelta(days=1), ids, windows)
     incidents = guarded(alertviews.alerts_between, eng, start, at, fired_only=True)
     return HealthData(current, daily, tuple(incidents))
 

@@ -15,8 +15,10 @@ from monitor.storage import migrate
 from monitor.storage.ingest import BatchInserter
 from monitor.storage.models import RollupDaily, RollupDirtyHour, RollupHourly
 from monitor.storage.queries import insert_samples
-from monitor.storage.queries.routes import daily_span, load_routes, route_stats
+from monitor.storage.queries.routes import load_routes, route_stats
 from monitor.storage.queries.targets import list_targets
+from monitor.storage.queries.tierread import read_plan
+from monitor.storage.queries.tiers import Span
 from monitor.storage.retention import apply_retention
 from monitor.storage.rollups import DAY, HOUR, day_floor, merge_rows, rollup_dirty, rollup_hours
 
@@ -111,12 +113,12 @@ def test_a_long_window_through_the_daily_tier_equals_the_hourly_path(engine, end
     assert [(r.rank, r.eligible, r.stats.target) for r in ranked_new] == [
         (r.rank, r.eligible, r.stats.target) for r in ranked_old
     ]
-    span = daily_span(engine, end - window, end)
+    days = read_plan(engine, end - window, end).days
     if window >= timedelta(days=2):
-        assert span is not None  # the daily tier was read
-        assert span[1] <= day_floor(NOW)  # and never for the current day
+        assert days  # the daily tier was read
+        assert days[-1].end <= day_floor(NOW)  # and never for the current day
     else:
-        assert span is None
+        assert not days
 
 
 def test_a_dirty_hour_rebuilds_its_day(engine):
@@ -224,7 +226,9 @@ def test_the_minute_job_builds_a_day_once_it_has_ended(engine):
     assert {day for _, day, _ in daily} == {midnight - DAY}
     assert sum(r["samples"] for r in daily.values()) == 120  # 22:00-23:59, the hours before midnight
     # A window ending at 00:01 takes that day whole from the daily tier, today from hours.
-    assert daily_span(engine, midnight - 3 * DAY, midnight + timedelta(minutes=1)) == (midnight - 3 * DAY, midnight)
+    assert read_plan(engine, midnight - 3 * DAY, midnight + timedelta(minutes=1)).days == (
+        Span(midnight - 3 * DAY, midnight),
+    )
     end = midnight + timedelta(minutes=1)
     assert_same_stats(
         route_stats(engine, targets, end, timedelta(days=3)),

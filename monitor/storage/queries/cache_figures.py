@@ -2,8 +2,9 @@
 
 Per cache-probe target: the cold and warm TTFT medians, the saving (cold - warm), the hit
 ratio (warm probes that hit among those judged), and the cache tokens the responses stated.
-A window of a day or less reads raw samples (exact medians); a longer one reads the hourly
-rollups' cold/warm histograms and cache counts (migration 0012_prompt_cache), never raw samples.
+The tiers follow `queries.tiers`: a window shorter than a day reads raw samples (exact medians); a
+longer one reads the rollups' cold/warm histograms and cache counts (migration 0012_prompt_cache),
+hourly rows for its edges and daily rows for its whole days, never raw samples.
 Targets that ran no cache probe are left out. `agent` keeps one vantage point's probes only (its
 samples, its own rollup rows), as every other figure of `routes --agent` (DESIGN §11).
 """
@@ -17,13 +18,15 @@ from datetime import datetime, timedelta
 import numpy as np
 from sqlalchemy import Engine, Text, and_, cast, select
 
-from monitor.storage.models import RollupHourly, SampleRow
+from monitor.storage.models import RollupDaily, RollupHourly, SampleRow
 from monitor.storage.queries.dashfetch import fetch_rows
 from monitor.storage.queries.histmatrix import hist_quantiles, value_quantiles
+from monitor.storage.queries.tierread import in_spans, read_plan
+from monitor.storage.queries.tiers import Plan
 
-RAW_MAX_WINDOW = timedelta(days=1)
 _S = SampleRow.__table__.c
 _R = RollupHourly.__table__.c
+_D = RollupDaily.__table__.c
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +70,10 @@ def cache_figures(
     ids = list(dict.fromkeys(target_ids))
     if not ids:
         return {}
-    start = end - window
-    if window <= RAW_MAX_WINDOW:
-        return _raw(engine, ids, start, end, agent)
-    return _rollups(engine, ids, start, end, agent)
+    plan = read_plan(engine, end - window, end)
+    if plan.raw is not None:
+        return _raw(engine, ids, plan.raw.start, plan.raw.end, agent)
+    return _rollups(engine, ids, plan, agent)
 
 
 def _raw(engine: Engine, ids: list[str], start: datetime, end: datetime, agent: str | None) -> dict[str, CacheFigures]:
@@ -106,27 +109,28 @@ def _raw(engine: Engine, ids: list[str], start: datetime, end: datetime, agent: 
     }
 
 
-def _rollups(
-    engine: Engine, ids: list[str], start: datetime, end: datetime, agent: str | None
-) -> dict[str, CacheFigures]:
-    # Hourly rows only, of the hours that held cache probes: a cache target is a few of a
-    # fleet, and 30 days of one is 720 small rows (the daily tier carries the same columns).
-    hours = and_(_R.target.in_(ids), _R.hour >= start, _R.hour < end, _R.cache_judged + _R.cold_ttft_ms_count > 0)
-    if agent is not None:
-        hours = and_(hours, _R.agent == agent)
-    rows = fetch_rows(engine, _tier_query(_R, hours))
+def _rollups(engine: Engine, ids: list[str], plan: Plan, agent: str | None) -> dict[str, CacheFigures]:
+    """The plan's hourly and daily rows (the same columns, merged) that hold cache figures: a cache
+    target is a few of a fleet. A target counts when one of its rows measured a cache probe; then
+    every row of it does, the cache tokens of an hour whose probes all failed too (as the raw read
+    counts them), so a day's row adds up to its hours whichever tier reads it."""
+    rows = []
+    for c, time, spans in ((_R, _R.hour, plan.hours), (_D, _D.day, plan.days)):
+        if spans:
+            where = and_(c.target.in_(ids), in_spans(time, spans), _holds_cache(c) > 0)
+            rows += fetch_rows(engine, _tier_query(c, where if agent is None else and_(where, c.agent == agent)))
     if not rows:
         return {}
     index = {t: i for i, t in enumerate(ids)}
     n = len(ids)
-    targets, cold_hists, warm_hists, hits, judged, reads, writes = zip(*rows, strict=True)
+    targets, measured, cold_hists, warm_hists, hits, judged, reads, writes = zip(*rows, strict=True)
     group = np.fromiter((index[t] for t in targets), dtype=np.int64, count=len(rows))
     q_cold, n_cold = hist_quantiles(cold_hists, group, n, (0.5,))
     q_warm, n_warm = hist_quantiles(warm_hists, group, n, (0.5,))
     sums = [
         np.bincount(group, weights=np.array(col, dtype=float), minlength=n) for col in (hits, judged, reads, writes)
     ]
-    present = np.bincount(group, minlength=n) > 0
+    present = np.bincount(group, weights=np.array(measured, dtype=float), minlength=n) > 0
     return {
         ids[i]: _figures(ids[i], q_cold[i, 0], q_warm[i, 0], n_cold[i], n_warm[i], *(s[i] for s in sums))
         for i in range(n)
@@ -134,9 +138,19 @@ def _rollups(
     }
 
 
+def _measured_cache(c):
+    """Cache probes a rollup row measured: warm ones judged, ok cold and warm ones."""
+    return c.cache_judged + c.cold_ttft_ms_count + c.warm_ttft_ms_count
+
+
+def _holds_cache(c):
+    return _measured_cache(c) + c.cache_read_tokens_sum + c.cache_write_tokens_sum
+
+
 def _tier_query(c, where):
     return select(
         c.target,
+        _measured_cache(c),
         cast(c.cold_ttft_ms_hist, Text),
         cast(c.warm_ttft_ms_hist, Text),
         c.cache_hits,

@@ -2,7 +2,8 @@
 
 One row per (provider, model, prompt), regions pooled: the same prompt is what
 makes models comparable, and the prompt axis gives TTFT against prompt length.
-Ranges of a day or more read the rollups; shorter ones read raw samples.
+The tiers follow `queries.tiers`: ranges shorter than a day read raw samples; longer ones the
+rollups, whole days from the daily tier.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from datetime import datetime
 import numpy as np
 from sqlalchemy import Engine
 
-from monitor.storage.queries.dashfetch import fetch_raw, fetch_rollups
-from monitor.storage.queries.histmatrix import hist_quantiles, value_quantiles
+from monitor.storage.queries.dashfetch import fetch_raw, fetch_tiers
+from monitor.storage.queries.histmatrix import value_quantiles
 from monitor.storage.queries.targets import TargetRef
-from monitor.storage.queries.trends import uses_rollups
+from monitor.storage.queries.tierread import read_plan
 
 QS = (0.1, 0.5, 0.9)
 
@@ -54,14 +55,15 @@ def compare(engine: Engine, targets: Sequence[TargetRef], start: datetime, end: 
     of_target = {t.id: key_index[(t.provider, t.model, t.prompt)] for t in targets}
     canonical = {(t.provider, t.model): t.canonical for t in targets}
     n = len(keys)
-    if uses_rollups(end - start):
-        # One bucket spanning the whole range: a row per target.
+    plan = read_plan(engine, start, end)
+    if plan.raw is None:
+        # One bucket spanning the whole range: a row per target of the hourly tier (and one per day).
         span_s = 3600 * (int((end - start).total_seconds() // 3600) + 2)
-        rows = fetch_rollups(engine, start, end, list(of_target), bucket_s=span_s)
+        rows = fetch_tiers(engine, plan, list(of_target), bucket_s=span_s)
         code = np.array([of_target[t] for t in rows.targets] or [0], dtype=np.int64)
         group = code[rows.target] if len(rows) else rows.target
-        q_ttft, _ = hist_quantiles(rows.hists["ttft_ms"], group, n, QS)
-        q_tps, _ = hist_quantiles(rows.hists["tps"], group, n, QS)
+        q_ttft = rows.quantiles("ttft_ms", group, n, QS)
+        q_tps = rows.quantiles("tps", group, n, QS)
         measured = rows.samples - rows.cancelled
         failed = rows.samples - rows.ok - rows.cancelled
         tokens_in, tokens_out = rows.input_tokens, rows.output_tokens

@@ -1,4 +1,4 @@
-"""Column fetchers for the dashboard: raw samples and hourly rollups as numpy arrays.
+"""Column fetchers for the dashboard: raw samples and rollups (hourly, daily) as numpy arrays.
 
 Both return plain arrays (epoch seconds, target codes, counts, values with NaN
 for missing) rather than rows of values: the dashboard groups and takes
@@ -15,17 +15,21 @@ failed samples are dropped here, so failures never enter a percentile.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
 from sqlalchemy import Engine, Float, Integer, Text, case, cast, func, select
 
 from monitor.sample import SAMPLE_METRICS
-from monitor.storage.models import RollupHourly, SampleRow
+from monitor.storage.models import PACKED_METRICS, RollupDaily, RollupHourly, SampleRow
+from monitor.storage.queries.histmatrix import packed_quantiles
+from monitor.storage.queries.tierread import in_spans
+from monitor.storage.queries.tiers import Plan, Span
 
 _S = SampleRow.__table__.c
 _R = RollupHourly.__table__.c
+_D = RollupDaily.__table__.c
 CANCELLED = "cancelled"
 
 
@@ -143,7 +147,7 @@ def fetch_raw(
 
 @dataclass(frozen=True)
 class RollupRows:
-    hour_s: np.ndarray
+    hour_s: np.ndarray  # the row's hour, day or bucket start
     target: np.ndarray
     targets: tuple[str, ...]
     samples: np.ndarray
@@ -151,12 +155,18 @@ class RollupRows:
     cancelled: np.ndarray
     input_tokens: np.ndarray
     output_tokens: np.ndarray
-    hists: dict[str, list[str | None]]  # metric -> compact JSON text per row
+    hists: dict[str, list[str | None]]  # metric -> compact JSON text per row (None: packed instead)
     agent: np.ndarray | None = None  # with `by_agent`: index into `agents`
     agents: tuple[str, ...] = ()
+    packed: dict[str, list[bytes | None]] = field(default_factory=dict)  # metric -> daily rows' packed
 
     def __len__(self) -> int:
         return int(self.hour_s.size)
+
+    def quantiles(self, metric: str, group_of_row: np.ndarray, n_groups: int, qs: Sequence[float]) -> np.ndarray:
+        """Quantiles (n_groups, len(qs)) of the metric's histograms merged per group, JSON and packed alike."""
+        blobs = self.packed.get(metric, ())
+        return packed_quantiles(self.hists[metric], group_of_row, blobs, group_of_row, n_groups, qs)
 
 
 def concat_texts(engine: Engine, text_expr):
@@ -176,45 +186,42 @@ def fetch_rollups(
     agent: str | None = None,
     by_agent: bool = False,
 ) -> RollupRows:
-    """Rollup rows with `start <= hour < end`, every agent's row included (merge by summing),
-    or only `agent`'s.
+    """Hourly rollup rows with `start <= hour < end` (`fetch_tiers` for one hourly span)."""
+    only_hours = Plan(hours=(Span(start, end),))
+    return fetch_tiers(engine, only_hours, target_ids, hists, bucket_s, agent=agent, by_agent=by_agent)
+
+
+def fetch_tiers(
+    engine: Engine,
+    plan: Plan,
+    target_ids: Sequence[str] | None = None,
+    hists: Sequence[str] = ("ttft_ms", "tps"),
+    bucket_s: float | None = None,
+    *,
+    agent: str | None = None,
+    by_agent: bool = False,
+) -> RollupRows:
+    """The rollup rows of a plan (`queries.tiers`): hourly rows of its hour spans, daily rows of
+    its day spans; every agent's row included (merge by summing), or only `agent`'s.
 
     With `bucket_s` (a whole number of hours, aligned to the epoch) the database
     already groups each target's hours into buckets: counts summed, histogram
     texts concatenated (`decode` reads `{..},{..}` as one histogram's entries).
     `hour_s` is then the bucket's start. A 30-day, 20-target trend reads 2,400
-    rows instead of 14,400, and the per-row Python work shrinks with it.
+    rows instead of 14,400, and the per-row Python work shrinks with it. Daily
+    rows come back one each (a day of a target is one row per agent already),
+    with their packed histograms where kept (`RollupRows.quantiles` merges both).
     """
-    cancelled = cancelled_count()
-    hour = epoch_s(_R.hour, engine)
-    values = [_R.samples, _R.ok_count, cancelled, _R.input_tokens_sum, _R.output_tokens_sum]
-    texts = [cast(_R[f"{m}_hist"], Text) for m in hists]
-    extra = [_R.agent] if by_agent else []  # one row per (target, agent): a line per vantage point
-    if bucket_s and bucket_s > 3600:
-        # + 0.5 s: SQLite's julianday epoch can land microseconds short of the hour.
-        slot = (
-            func.floor((hour + 0.5) / bucket_s)
-            if engine.dialect.name == "postgresql"
-            else cast((hour + 0.5) / bucket_s, Integer)
-        )
-        query = select(
-            slot * bucket_s,
-            _R.target,
-            *(cast(func.sum(v), Integer) for v in values),
-            *(concat_texts(engine, t) for t in texts),
-            *extra,
-        ).group_by(slot, _R.target, *extra)
-    else:
-        query = select(hour, _R.target, *(cast(v, Integer) for v in values), *texts, *extra)
-    query = query.where(_R.hour >= start, _R.hour < end)
-    if target_ids is not None:
-        query = query.where(_R.target.in_(list(target_ids)))
-    if agent is not None:
-        query = query.where(_R.agent == agent)
-    rows = fetch_rows(engine, query)
-    cols = list(zip(*rows, strict=True)) if rows else [()] * (7 + len(hists) + len(extra))
+    packed = [m for m in hists if m in PACKED_METRICS]
+    kept = (target_ids, agent, by_agent)
+    hour_rows = _tier_rows(engine, _R, _R.hour, plan.hours, hists, (), bucket_s, *kept) if plan.hours else []
+    day_rows = _tier_rows(engine, _D, _D.day, plan.days, hists, packed, None, *kept) if plan.days else []
+    rows = hour_rows + day_rows
+    cols = list(zip(*rows, strict=True)) if rows else [()] * (7 + len(hists) + int(by_agent))
     target, targets = _codes(cols[1])
-    agent, agents = _codes(cols[7 + len(hists)]) if by_agent else (None, ())
+    agent_code, agents = _codes(cols[7 + len(hists)]) if by_agent else (None, ())
+    n_hours, n_days = len(hour_rows), len(day_rows)
+    texts = {m: list(cols[7 + i]) for i, m in enumerate(hists)}
     return RollupRows(
         # Whole seconds: SQLite's julianday arithmetic lands a few µs off, on the wrong side of a bucket edge.
         hour_s=np.round(np.array(cols[0], dtype=float)),
@@ -225,7 +232,51 @@ def fetch_rollups(
         cancelled=np.array(cols[4], dtype=np.int64),
         input_tokens=np.array(cols[5], dtype=np.int64),
         output_tokens=np.array(cols[6], dtype=np.int64),
-        hists={m: list(cols[7 + i]) for i, m in enumerate(hists)},
-        agent=agent,
+        hists={m: t[:n_hours] + [None] * n_days if m in packed else t for m, t in texts.items()},
+        agent=agent_code,
         agents=agents,
+        packed={m: [None] * n_hours + texts[m][n_hours:] for m in packed},
     )
+
+
+def _tier_rows(
+    engine: Engine,
+    c,
+    time,
+    spans: Sequence[Span],
+    hists: Sequence[str],
+    packed: Sequence[str],
+    bucket_s: float | None,
+    target_ids: Sequence[str] | None,
+    agent: str | None,
+    by_agent: bool,
+) -> list[tuple]:
+    """One tier's rows (`c`: its columns, `time`: its hour or day) in RollupRows' order: epoch
+    seconds, target, samples, ok, cancelled, input and output tokens, a histogram per metric (the
+    packed copy for `packed`, else the JSON text), and the agent with `by_agent`."""
+    values = [c.samples, c.ok_count, cancelled_count(c), c.input_tokens_sum, c.output_tokens_sum]
+    stored = [c[f"{m}_packed"] if m in packed else cast(c[f"{m}_hist"], Text) for m in hists]
+    extra = [c.agent] if by_agent else []  # one row per (target, agent): a line per vantage point
+    t_s = epoch_s(time, engine)
+    if bucket_s and bucket_s > 3600:
+        # + 0.5 s: SQLite's julianday epoch can land microseconds short of the hour.
+        slot = (
+            func.floor((t_s + 0.5) / bucket_s)
+            if engine.dialect.name == "postgresql"
+            else cast((t_s + 0.5) / bucket_s, Integer)
+        )
+        query = select(
+            slot * bucket_s,
+            c.target,
+            *(cast(func.sum(v), Integer) for v in values),
+            *(concat_texts(engine, t) for t in stored),
+            *extra,
+        ).group_by(slot, c.target, *extra)
+    else:
+        query = select(t_s, c.target, *(cast(v, Integer) for v in values), *stored, *extra)
+    query = query.where(in_spans(time, spans))
+    if target_ids is not None:
+        query = query.where(c.target.in_(list(target_ids)))
+    if agent is not None:
+        query = query.where(c.agent == agent)
+    return fetch_rows(engine, query)

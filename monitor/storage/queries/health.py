@@ -6,10 +6,14 @@ stopping mid-flight) says nothing about the provider.
 "Typical TTFT" of a period is what can be summed in the database without
 reading a single histogram: on rollups, the mean TTFT of ok probes with each
 hour's slowest probe left out (so one spike cannot paint a period); on raw
-samples (ranges under a day), the exact median. Reading the histograms of 200
+samples (ranges under a day, `queries.tiers`), the exact median. Reading the histograms of 200
 targets × 90 days would cost seconds; these sums cost one scan. A target is
 judged against its own baseline, the median of its per-period values over the
 range, so a model that is always slow is not "degraded" and one that doubles is.
+
+That figure, and the hours with data a period stands on, are built hour by hour: a daily rollup row
+keeps neither (its maximum is the day's, not each hour's), so the grid never reads the daily tier,
+however long its range. The 90-day grid reads the covering index of the hourly rows instead.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from sqlalchemy import Engine, Integer, case, cast, distinct, func, select, true
 from monitor.storage.models import RollupHourly
 from monitor.storage.queries.dashfetch import cancelled_count, epoch_s, fetch_raw, fetch_rollups, fetch_rows
 from monitor.storage.queries.histmatrix import hist_quantiles, value_quantiles
+from monitor.storage.queries.tiers import reads_raw
 
 _R = RollupHourly.__table__.c
 
@@ -66,6 +71,22 @@ def _slot(engine: Engine, step: float):
     value = (epoch_s(_R.hour, engine) + 0.5) / step  # + 0.5 s: SQLite's julianday epoch lands µs short of the hour
     # PostgreSQL's float -> int cast rounds; SQLite's truncates, which is floor for positive epochs.
     return func.floor(value) if engine.dialect.name == "postgresql" else cast(value, Integer)
+
+
+def grid(
+    engine: Engine,
+    start: datetime,
+    end: datetime,
+    period: timedelta,
+    target_ids: Sequence[str] | None = None,
+    windows: dict[str, datetime] | None = None,
+) -> PeriodGrid:
+    """The grid from the tier `queries.tiers` gives [start, end): raw samples under a day, else the
+    hourly rollups (never the daily tier: see the module docstring). `windows` are summed on the
+    rollups only."""
+    if reads_raw(start, end) and not windows:
+        return raw_period_grid(engine, start, end, period, target_ids)
+    return period_grid(engine, start, end, period, target_ids, windows)
 
 
 def period_grid(

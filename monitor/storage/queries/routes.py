@@ -1,11 +1,10 @@
 """What each route measured over a window, for `firsttoken routes` and GET /routes.
 
-A window of a day or less reads raw samples (exact percentiles, fallbacks,
-cost; PostgreSQL aggregates them itself, SQLite hands them to numpy); a longer one reads the rollups (DESIGN §9: raw samples are never
-scanned for more than a day): the hours it covers, with every whole UTC day in
-its middle read from the daily rollups instead of as 24 hourly rows (a 30-day
-window: ~54 rows a target instead of 720). Daily rows are the merge of their
-hours, so the answer is the hourly one exactly (cost sums up to float rounding).
+The tiers follow `queries.tiers`: a window shorter than a day reads raw samples (exact percentiles,
+fallbacks, cost; PostgreSQL aggregates them itself, SQLite hands them to numpy); a longer one reads
+the rollups: the hours it covers, with every whole UTC day in its middle read from the daily rollups
+instead of as 24 hourly rows (a 30-day window: ~54 rows a target instead of 720). Daily rows are the
+merge of their hours, so the answer is the hourly one exactly (cost sums up to float rounding).
 Either way the newest `served_by` comes from
 the window's last hour, and the OpenRouter-shaped uptimes from raw counts
 over the last 30 minutes plus the rollups of the last day.
@@ -18,7 +17,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 import numpy as np
-from sqlalchemy import Engine, Float, Integer, Text, and_, case, cast, func, or_, select, text, true
+from sqlalchemy import Engine, Float, Integer, Text, and_, case, cast, func, select, text, true
 
 from monitor.routing.rank import DEFAULT_MIN_AVAILABILITY, RankedRoute, RouteStats, rank_routes
 from monitor.storage.models import RollupDaily, RollupHourly, SampleRow
@@ -26,9 +25,9 @@ from monitor.storage.queries.cache_figures import cache_figures
 from monitor.storage.queries.dashfetch import CANCELLED, cancelled_count, fetch_rollups, fetch_rows
 from monitor.storage.queries.histmatrix import hist_quantiles, packed_quantiles, value_quantiles
 from monitor.storage.queries.targets import TargetRef, list_targets
-from monitor.storage.rollups import DAY, HOUR, day_floor, hour_floor
+from monitor.storage.queries.tierread import in_spans, read_plan
+from monitor.storage.queries.tiers import Plan
 
-RAW_MAX_WINDOW = timedelta(days=1)
 # `served_by` is "who answers now": the newest named upstream of the window's last hour (an index
 # range per target, not a day's scan when a target names nothing).
 SERVED_BY_LOOKBACK = timedelta(hours=1)
@@ -65,13 +64,14 @@ def route_stats(
     index = {t: i for i, t in enumerate(ids)}
     n = len(ids)
     recent = max(start, end - SERVED_BY_LOOKBACK)
-    if window <= RAW_MAX_WINDOW and engine.dialect.name == "postgresql":
+    plan = read_plan(engine, start, end)
+    if plan.raw is not None and engine.dialect.name == "postgresql":
         measured, served = _raw_pg(engine, ids, index, start, end, recent, agent)
     else:
-        if window <= RAW_MAX_WINDOW:
+        if plan.raw is not None:
             measured = _raw(engine, ids, index, start, end, agent)
         elif daily or agent is not None:
-            measured = _rollups(engine, ids, index, start, end, agent)
+            measured = _rollups(engine, ids, index, plan, agent)
         else:
             measured = _hourly_rollups(engine, ids, index, start, end)
         served = _last_served_by(engine, ids, recent, end, agent)
@@ -200,44 +200,18 @@ def _raw(
     ]
 
 
-def _hour_ceil(moment: datetime) -> datetime:
-    floor = hour_floor(moment)
-    return floor if floor == moment else floor + HOUR
-
-
-def daily_span(engine: Engine, start: datetime, end: datetime) -> tuple[datetime, datetime] | None:
-    """[first, last) whole UTC days whose every hour `h` has start <= h < end (the hours an
-    hourly read takes) and whose daily rollups are built (up to the newest daily row);
-    None when there is no such day."""
-    first = day_floor(_hour_ceil(start) + DAY - HOUR)  # the first midnight at or after the first hour
-    last = day_floor(_hour_ceil(end))
-    if last <= first:
-        return None
-    with engine.connect() as conn:
-        newest = conn.execute(select(func.max(_D.day))).scalar()
-    if newest is None:
-        return None
-    last = min(last, newest + DAY)
-    return (first, last) if first < last else None
-
-
-def _rollups(
-    engine: Engine, ids: list[str], index: dict[str, int], start: datetime, end: datetime, agent: str | None = None
-) -> list[dict]:
-    """The hours of [start, end), whole days from the daily tier (their packed histograms).
+def _rollups(engine: Engine, ids: list[str], index: dict[str, int], plan: Plan, agent: str | None = None) -> list[dict]:
+    """The plan's hours, and its whole days from the daily tier (their packed histograms).
     Rows come back as they are (a GROUP BY with string_agg cost PostgreSQL more than the
     scan) and are merged here."""
     n = len(ids)
-    span = daily_span(engine, start, end)
-    hours = and_(_R.target.in_(ids), _R.hour >= start, _R.hour < end, _of_agent(_R, agent))
-    if span is not None:
-        hours = and_(hours, or_(_R.hour < span[0], _R.hour >= span[1]))
+    hours = and_(_R.target.in_(ids), in_spans(_R.hour, plan.hours), _of_agent(_R, agent))
     h_group, h_counts, h_ttft, h_tps = _tier_rows(
         engine, index, _R, hours, cast(_R.ttft_ms_hist, Text), cast(_R.tps_hist, Text)
     )
     d_group, d_counts, d_ttft, d_tps = _NO_ROWS
-    if span is not None:
-        days = and_(_D.target.in_(ids), _D.day >= span[0], _D.day < span[1], _of_agent(_D, agent))
+    if plan.days:
+        days = and_(_D.target.in_(ids), in_spans(_D.day, plan.days), _of_agent(_D, agent))
         d_group, d_counts, d_ttft, d_tps = _tier_rows(engine, index, _D, days, _D.ttft_ms_packed, _D.tps_packed)
     q_ttft = packed_quantiles(h_ttft, h_group, d_ttft, d_group, n, QS)
     q_tps = packed_quantiles(h_tps, h_group, d_tps, d_group, n, (0.5,))

@@ -1,11 +1,12 @@
 """What the probes cost so far (issue 16): spend per provider and cost per 1,000 probes per target.
 
-Spend over a month comes from the hourly rollups' `cost_usd_sum` (the leader
-keeps the current hour up to date every few minutes), so the Overview never
-scans a month of raw samples. Cost per 1,000 probes over a short window (the
+Spend over a month comes from the rollups' `cost_usd_sum` (`queries.tiers`,
+rollups only: the month's whole days from the daily tier, the rest by the hour,
+the current one kept up to date by the leader every few minutes), so the
+Overview never scans a month of raw samples, nor 720 hourly rows a target. Cost per 1,000 probes over a short window (the
 routes ranking's 30 minutes, issue 12) is read from raw samples, priced ones
 only: a target without a `prices:` entry has no cost, not a cost of zero.
-Over the Compare page's hours to months, it is read from the rollups by hour.
+Over the Compare page's hours to months, it is read from the rollups likewise.
 """
 
 from __future__ import annotations
@@ -17,7 +18,11 @@ from datetime import UTC, datetime
 
 from sqlalchemy import Engine, func, select
 
-from monitor.storage.models import RollupHourly, SampleRow
+from monitor.storage.models import RollupDaily, RollupHourly, SampleRow
+from monitor.storage.queries.tierread import in_spans, read_plan
+from monitor.storage.rollups import hour_floor
+
+OPEN_END = datetime(9999, 1, 1, tzinfo=UTC)  # no `until`: every row, however late its hour
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,16 +37,11 @@ def month_start(now: datetime) -> datetime:
 
 
 def spend_by_provider(engine: Engine, since: datetime, until: datetime | None = None) -> list[ProviderSpend]:
-    """Spend per provider over [since, until), by rollup hour; providers with no cost left out."""
-    r = RollupHourly
-    query = select(r.target, func.sum(r.cost_usd_sum), func.sum(r.samples)).where(r.hour >= since)
-    if until is not None:
-        query = query.where(r.hour < until)
-    with engine.connect() as conn:
-        rows = conn.execute(query.group_by(r.target)).all()
+    """Spend per provider over the rollup hours of [since, until) (no `until`: every hour written
+    so far); providers with no cost left out."""
     cost: dict[str, float] = defaultdict(float)
     probes: dict[str, int] = defaultdict(int)
-    for target, usd, samples in rows:
+    for target, usd, samples in _sums(engine, since, until):
         provider = target.split("/", 1)[0]  # target ids are provider/model@region:prompt
         cost[provider] += float(usd or 0)
         probes[provider] += int(samples or 0)
@@ -75,16 +75,29 @@ def recorded_cost_by_target(
 ) -> dict[str, RecordedCost]:
     """target id -> its recorded spend and probes over the rollup hours of [since, until);
     targets whose probes recorded no cost (no `prices:`) left out."""
-    r = RollupHourly
-    hour = since.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
-    query = select(r.target, func.sum(r.cost_usd_sum), func.sum(r.samples)).where(
-        r.hour >= hour, r.target.in_(list(target_ids))
-    )
-    if until is not None:
-        query = query.where(r.hour < until)
-    with engine.connect() as conn:
-        rows = conn.execute(query.group_by(r.target)).all()
-    return {t: RecordedCost(float(usd), int(n or 0)) for t, usd, n in rows if usd}
+    totals: dict[str, tuple[float, int]] = {}
+    for t, usd, n in _sums(engine, hour_floor(since), until, target_ids):
+        before = totals.get(t, (0.0, 0))
+        totals[t] = (before[0] + float(usd or 0), before[1] + int(n or 0))
+    return {t: RecordedCost(usd, n) for t, (usd, n) in totals.items() if usd}
+
+
+def _sums(
+    engine: Engine, since: datetime, until: datetime | None, target_ids: Sequence[str] | None = None
+) -> list[tuple]:
+    """(target, cost, probes) per target and tier over the rollup rows of [since, until): a target
+    may come twice, once from its hours and once from its days."""
+    plan = read_plan(engine, since, OPEN_END if until is None else until, raw=False)
+    rows = []
+    for r, time, spans in ((RollupHourly, RollupHourly.hour, plan.hours), (RollupDaily, RollupDaily.day, plan.days)):
+        if not spans:
+            continue
+        query = select(r.target, func.sum(r.cost_usd_sum), func.sum(r.samples)).where(in_spans(time, spans))
+        if target_ids is not None:
+            query = query.where(r.target.in_(list(target_ids)))
+        with engine.connect() as conn:
+            rows += conn.execute(query.group_by(r.target)).all()
+    return rows
 
 
 def cost_per_1k_by_model(recorded: dict[str, RecordedCost], targets) -> dict[str, float]:

@@ -1,8 +1,10 @@
 """Percentile bands over time for the dashboard's Trends page.
 
-Ranges of a day or more read the hourly rollups (their histograms merged per
-time bucket, ≤ 2% error); shorter ranges read raw samples (exact, numpy's
-'linear' percentiles). Series are the selected targets grouped by a label
+The tiers follow `queries.tiers`: ranges of a day or more read the rollups
+(their histograms merged per time bucket, ≤ 2% error), shorter ranges raw
+samples (exact, numpy's 'linear' percentiles). Buckets of a day (ranges over a
+month) take whole days from the daily tier; shorter buckets cut every day, so
+those ranges read hours. Series are the selected targets grouped by a label
 (`split_by`): one band per model, per provider, per target …
 """
 
@@ -15,12 +17,12 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 from sqlalchemy import Engine
 
-from monitor.storage.queries.dashfetch import fetch_raw, fetch_rollups
-from monitor.storage.queries.histmatrix import hist_quantiles, value_quantiles
+from monitor.storage.queries.dashfetch import fetch_raw, fetch_tiers
+from monitor.storage.queries.histmatrix import value_quantiles
 from monitor.storage.queries.targets import TargetRef
+from monitor.storage.queries.tierread import read_plan
+from monitor.storage.queries.tiers import reads_raw
 
-# Ranges at least this long read rollups (DESIGN §9: raw samples are never scanned for ranges over a day).
-ROLLUP_MIN_RANGE = timedelta(days=1)
 QUANTILES = (0.01, 0.10, 0.50, 0.90, 0.99)
 # "agent": one line per vantage point (the probe agent that took the samples; DESIGN §11).
 SPLITS = ("provider/model", "provider", "model", "region", "prompt", "target", "agent", "all")
@@ -40,10 +42,6 @@ def bucket_for(span: timedelta) -> timedelta:
         if span <= limit:
             return bucket
     return timedelta(days=1)
-
-
-def uses_rollups(span: timedelta) -> bool:
-    return span >= ROLLUP_MIN_RANGE
 
 
 @dataclass(frozen=True)
@@ -97,7 +95,7 @@ def trend(
     if split_by not in SPLITS:
         raise ValueError(f"split_by must be one of {', '.join(SPLITS)}")
     span = end - start
-    rollups = uses_rollups(span)
+    rollups = not reads_raw(start, end)
     bucket = bucket or bucket_for(span)
     if rollups:
         bucket = max(bucket, timedelta(hours=1))
@@ -111,7 +109,10 @@ def trend(
     ids = list(by_id)
     query_start = datetime.fromtimestamp(origin, UTC)
     if rollups:
-        rows = fetch_rollups(engine, query_start, end, ids, bucket_s=step, by_agent=by_agent)
+        # Every bucket edge cuts its day unless it falls on a midnight (buckets of whole days).
+        edges = [datetime.fromtimestamp(origin + i * step, UTC) for i in range(1, n_buckets)]
+        plan = read_plan(engine, start, end, read_from=query_start, cuts=edges)
+        rows = fetch_tiers(engine, plan, ids, bucket_s=step, by_agent=by_agent)
         t_s, measured, failed = rows.hour_s, rows.samples - rows.cancelled, rows.samples - rows.ok - rows.cancelled
     else:
         rows = fetch_raw(engine, query_start, end, ids, by_agent=by_agent)
@@ -131,7 +132,7 @@ def trend(
     quants = {}
     for metric in ("ttft_ms", "tps"):
         if rollups:
-            quants[metric], _ = hist_quantiles(rows.hists[metric], group, n_groups, QUANTILES)
+            quants[metric] = rows.quantiles(metric, group, n_groups, QUANTILES)
         else:
             quants[metric], _ = value_quantiles(rows.metrics[metric], group, n_groups, QUANTILES)
     measured_g = np.bincount(group, weights=measured, minlength=n_groups).astype(np.int64)
