@@ -393,7 +393,7 @@ class JobState(Base):
 
 
 class LeaderLease(Base):
-    """Who runs the once-only work, until when, under which fencing token (monitor/agent/leader.py).
+    """Who runs the once-only work, until when, under which fencing token (monitor/leader/election.py).
 
     One row per role ("leader"). Times are the database's clock, never an agent's. The token
     grows by one at every change of holder; leader-only transactions check it first."""

@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
-from monitor.alerts.slo_backtest import Probe, replay
 from monitor.alerts.engine import AlertEngine, EngineOptions
 from monitor.alerts.grouping import GroupPolicy
+from monitor.alerts.slo_backtest import Probe, replay
 from monitor.storage.models import Alert, NotificationOutbox
 from monitor.storage.queries import insert_samples
 from monitor.storage.rollups import hour_floor, rollup_hours
