@@ -37,8 +37,39 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "dashboard_url": "The dashboard's public address: notifications link to the alert's own view there.",
         "slos": "Service level objectives: what a good probe is, the share of good probes a period must hold, "
         "and burn-rate alerts on its error budget.",
+        "status_site": "The public status site (`/status` on run's listen address, `firsttoken status export`).",
+        "smtp": "The mail server for status subscriptions, email notifiers and reports.",
+        "maintenance": "Planned work: pages muted, probes marked, SLO and SLA minutes left out (one-off or RRULE).",
         "inhibit": "Which firing alerts make others redundant (kept, delivered nowhere); unset: an error-rate page "
         "inhibits latency and TPS alerts of the same provider and region; `[]`: none.",
+    },
+    "StatusSite": {
+        "title": "The site's title.",
+        "url": "Its public base URL, for links in feeds and mails.",
+        "components": "Target-id globs shown, grouped provider → model (default: all).",
+        "publish": "`auto`: incidents drafted from confirmed pages go public at once; `manual`: they wait for "
+        "`firsttoken incident publish`.",
+        "history_days": "Days of daily bars and uptime shown (default 90).",
+    },
+    "Smtp": {
+        "host": "The SMTP server.",
+        "port": "Its port (587 for STARTTLS, 465 for TLS).",
+        "starttls": "Upgrade the connection with STARTTLS (default: yes unless `tls`).",
+        "tls": "TLS from the first byte (port 465).",
+        "username": "Login name, when the server wants one.",
+        "password": "Login password, from the environment (`${SMTP_PASSWORD}`).",
+        "from": "The From: address of every mail.",
+        "timeout": "How long to wait for the server.",
+    },
+    "MaintenanceWindow": {
+        "name": "The window's name, in the site and the alerts it mutes.",
+        "match": "Which targets it covers, by provider, model, region, prompt (globs).",
+        "rrule": "A recurring window's RFC 5545 rule, e.g. `FREQ=WEEKLY;BYDAY=SU;BYHOUR=2;BYMINUTE=0`.",
+        "duration": "How long each occurrence lasts.",
+        "timezone": "The IANA time zone the rule's hours are in (default UTC).",
+        "start": "A one-off window's start.",
+        "end": "A one-off window's end.",
+        "note": "What the status site says during the window.",
     },
     "InhibitRule": {
         "name": "A name for the rule, in logs and docs.",

@@ -55,6 +55,7 @@ from monitor.config.notifiers import NotifierItem
 from monitor.config.prompts import Prompt, Reasoning
 from monitor.config.selectors import SCOPE_LABELS, Scope, scope_matches
 from monitor.config.slos import Slo
+from monitor.config.status_site import MaintenanceWindow, Smtp, StatusSite
 from monitor.config.vantage import Confirm
 from monitor.sample import ALERT_METRICS, CACHE_ALERT_METRICS, CHANGE_METRICS, LATENCY_METRICS
 from monitor.units import DAY_S, HOUR_S, MINUTE_S, format_duration, parse_duration, parse_percent
@@ -479,6 +480,9 @@ class FileSpec:
     budget: Budget | None = None
     slos: Annotated[tuple[Slo, ...], entries()] = ()
     inhibit: Annotated[tuple[InhibitRule, ...], entries()] = ()  # unset: DEFAULT_INHIBIT (DESIGN §15)
+    status_site: StatusSite = StatusSite()  # DESIGN §16
+    smtp: Smtp | None = None
+    maintenance: Annotated[tuple[MaintenanceWindow, ...], entries()] = ()
 
 
 SECTIONS = tuple(FileSpec.__pydantic_fields__)

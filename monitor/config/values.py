@@ -24,6 +24,7 @@ from monitor.config.schema import (
     Silence,
 )
 from monitor.config.slos import Slo
+from monitor.config.status_site import MaintenanceWindow, Smtp, StatusSite
 from monitor.sample import TargetKey
 
 
@@ -95,6 +96,9 @@ class Config:
     budget: Budget | None = None
     slos: tuple[Slo, ...] = ()
     inhibit: tuple[InhibitRule, ...] = DEFAULT_INHIBIT  # DESIGN §15
+    status_site: StatusSite = field(default_factory=StatusSite)  # DESIGN §16
+    smtp: Smtp | None = None
+    maintenance: tuple[MaintenanceWindow, ...] = ()
     secrets: frozenset[str] = field(default=frozenset(), repr=False)
     source_path: Path | None = None
     # `secrets="defer"`: "providers.openai.api_key" -> ("OPENAI_API_KEY",), credentials left unresolved
