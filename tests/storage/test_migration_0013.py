@@ -54,7 +54,7 @@ def test_upgrade_keeps_every_figure_in_one_column_and_downgrade_restores_the_old
                 )
             )
 
-    assert migrate.upgrade(empty_engine) == (BEFORE, AFTER)
+    assert migrate.upgrade(empty_engine, AFTER) == (BEFORE, AFTER)
     assert "cached_input_tokens" not in _columns(empty_engine)
     assert _read(empty_engine, "cache_read_tokens") == {
         "pre-0012": (900,),
