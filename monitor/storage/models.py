@@ -256,6 +256,26 @@ class Silence(Base):
     created_at: Mapped[datetime]
 
 
+class MaintenanceWindowRow(Base):
+    """A maintenance window added at run time (`firsttoken maintenance add`, source `database`) or a
+    provider's scheduled maintenance from its status page (source `provider`, `source_id` its id);
+    migration 0015_maintenance. The config's windows are never stored."""
+
+    __tablename__ = "maintenance_windows"
+    __table_args__ = (UniqueConstraint("source", "source_id"), Index(None, "ends_at"))
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(Text)
+    match: Mapped[dict[str, Any]]
+    starts_at: Mapped[datetime]
+    ends_at: Mapped[datetime]
+    note: Mapped[str | None] = mapped_column(Text)
+    source: Mapped[str] = mapped_column(String(16), server_default=text("'database'"))  # database | provider
+    source_id: Mapped[str | None] = mapped_column(Text)
+    created_by: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime]
+
+
 # What `queries.health.period_grid` reads of a rollup row besides `hour` (migration 0003).
 HOUR_COVERING_COLUMNS = (
     "target",
