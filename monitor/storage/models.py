@@ -479,3 +479,111 @@ class ProviderIncident(Base):
     updated_at: Mapped[datetime]
     shortlink: Mapped[str | None] = mapped_column(Text)
     fetched_at: Mapped[datetime]
+
+
+class IncidentRow(Base):
+    """Our incident about one provider (DESIGN §16), drafted from the confirmed pages the alert pipeline
+    writes (monitor/incidents): a draft until published (`status_site.publish`), investigating until
+    resolved. Migration 0016_incidents."""
+
+    __tablename__ = "incidents"
+    __table_args__ = (Index(None, "provider", "state"), Index(None, "started_at"))
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    provider: Mapped[str] = mapped_column(Text)
+    title: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16))  # draft | published
+    state: Mapped[str] = mapped_column(String(16))  # investigating | identified | monitoring | resolved
+    components: Mapped[list[str]] = mapped_column(JSON)  # "provider/model" or "provider/*"
+    started_at: Mapped[datetime]
+    resolved_at: Mapped[datetime | None]
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+    published_at: Mapped[datetime | None]  # first published
+    vantage_points: Mapped[int] = mapped_column(Integer, server_default=text("0"))  # the most an update announced
+    official_id: Mapped[str | None] = mapped_column(Text)  # the provider's own incident (provider_incidents)
+
+
+class IncidentAlertRow(Base):
+    """An alert that opened or joined an incident; one alert (rule, scope, firing) joins one incident only."""
+
+    __tablename__ = "incident_alerts"
+    __table_args__ = (UniqueConstraint("rule", "scope_key", "fired_at"), Index(None, "incident_id"))
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    incident_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("incidents.id", ondelete="CASCADE"))
+    rule: Mapped[str] = mapped_column(Text)  # the rule's or the SLO's name
+    scope_key: Mapped[str] = mapped_column(Text)
+    fired_at: Mapped[datetime]
+    state: Mapped[str] = mapped_column(String(16))  # firing | resolved
+    agents: Mapped[int] = mapped_column(Integer, server_default=text("0"))  # vantage points where it holds
+
+
+class IncidentUpdateRow(Base):
+    """One entry of an incident's timeline; subscribers hear of each once it is published."""
+
+    __tablename__ = "incident_updates"
+    __table_args__ = (Index(None, "incident_id", "at"), Index(None, "fanned_out", "published"))
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    incident_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("incidents.id", ondelete="CASCADE"))
+    at: Mapped[datetime]
+    kind: Mapped[str] = mapped_column(String(16))  # detected | confirmed | identified | update | resolved
+    state: Mapped[str] = mapped_column(String(16))  # the incident's state this update announces
+    message: Mapped[str] = mapped_column(Text)
+    published: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    published_at: Mapped[datetime | None]
+    created_by: Mapped[str | None] = mapped_column(Text)  # None: drafted by firsttoken
+    # Its subscriber messages are queued (monitor/subscriptions/outbox.py).
+    fanned_out: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+
+
+class SubscriberRow(Base):
+    """An email address or webhook URL subscribed to incident updates; double opt-in (DESIGN §16)."""
+
+    __tablename__ = "status_subscribers"
+    __table_args__ = (UniqueConstraint("kind", "address_key"), Index(None, "state"))
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    kind: Mapped[str] = mapped_column(String(16))  # email | webhook
+    address: Mapped[str] = mapped_column(Text)  # as given
+    address_key: Mapped[str] = mapped_column(Text)  # compared: an email address in lower case, a URL as given
+    state: Mapped[str] = mapped_column(String(16))  # pending | confirmed | unsubscribed
+    base_url: Mapped[str | None] = mapped_column(Text)  # the site's address as the subscriber reached it
+    created_at: Mapped[datetime]
+    confirmed_at: Mapped[datetime | None]
+    unsubscribed_at: Mapped[datetime | None]
+    confirm_requests: Mapped[int] = mapped_column(Integer, server_default=text("0"))  # within the last day
+    last_confirm_request_at: Mapped[datetime | None]
+
+
+class SubscriberOutboxRow(Base):
+    """One message to one subscriber: a confirmation request, or one published incident update (once)."""
+
+    __tablename__ = "subscriber_outbox"
+    __table_args__ = (
+        UniqueConstraint("subscriber_id", "update_id"),
+        Index(None, "status", "next_attempt_at"),
+        Index(None, "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    subscriber_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("status_subscribers.id", ondelete="CASCADE"))
+    update_id: Mapped[int | None] = mapped_column(BigInteger, ForeignKey("incident_updates.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(16))  # confirm | update
+    status: Mapped[str] = mapped_column(String(16))  # pending | sent | failed | cancelled
+    attempts: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    next_attempt_at: Mapped[datetime]
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime]
+    sent_at: Mapped[datetime | None]
+
+
+class StatusSecret(Base):
+    """The key that signs subscription links when FIRSTTOKEN_STATUS_SECRET is not set: random, made once."""
+
+    __tablename__ = "status_secrets"
+
+    name: Mapped[str] = mapped_column(Text, primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime]
