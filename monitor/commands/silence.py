@@ -42,29 +42,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         child.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
-def parse_match(text: str) -> dict[str, str]:
-    from monitor.alerts.silences import validate_match
+def parse_match(text: str, command: str = "silence", validate=None) -> dict[str, str]:
+    """`--match provider=X,region=Y` of `firsttoken <command>`, checked by `validate` (a silence's rules
+    by default); a problem is a one-line UsageError (exit 2)."""
+    if validate is None:
+        from monitor.alerts.silences import validate_match as validate
 
     match: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = part.partition("=")
         if not sep:
-            raise UsageError(f"firsttoken silence: --match: expected label=value, got {part!r}")
+            raise UsageError(f"firsttoken {command}: --match: expected label=value, got {part!r}")
         if key.strip() in match:
-            raise UsageError(f"firsttoken silence: --match: {key.strip()} given twice")
+            raise UsageError(f"firsttoken {command}: --match: {key.strip()} given twice")
         match[key.strip()] = value.strip()
     try:
-        validate_match(match)
+        validate(match)
     except ValueError as exc:
-        raise UsageError(f"firsttoken silence: --match: {exc}") from None
+        raise UsageError(f"firsttoken {command}: --match: {exc}") from None
     return match
 
 
-def parse_time(text: str, flag: str) -> datetime:
+def parse_time(text: str, flag: str, command: str = "silence") -> datetime:
     try:
         value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise UsageError(f"firsttoken silence: {flag}: expected an ISO 8601 time like 2026-12-01T06:00:00Z") from None
+        raise UsageError(f"firsttoken {command}: {flag}: expected an ISO 8601 time like 2026-12-01T06:00:00Z") from None
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
