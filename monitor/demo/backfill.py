@@ -11,6 +11,14 @@ their notifications go out (printed by the log notifier) as they happen.
 Probing is pure CPU (parsing real wire bytes), so it is spread over worker
 processes in blocks of simulated time while this process writes and
 evaluates the blocks already done, in order.
+
+One seed, one history, whenever the demo starts and however many workers
+probe it: the history ends on its probe grid (`history_end_s`), so every
+probe, incident and alert round lies at the same offsets from its end; the
+blocks, and with them each block's random draws, do not depend on the
+number of workers; and samples are numbered in probe order, not at random
+(the alert engine reads a target's samples in (started_at, id) order, and
+two agents probing one target start at the same instant).
 """
 
 from __future__ import annotations
@@ -27,14 +35,14 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import httpx
 
 from monitor.agent.scheduler import next_grid_time_s, phase_offset_s
 from monitor.childproc import die_with_parent
-from monitor.demo.incidents import DemoSource, Incident
+from monitor.demo.incidents import UTC_PEAK_S, DemoSource, Incident
 from monitor.demo.vantage import Vantage
 from monitor.demo.virtual_time import VirtualClock, VirtualTransport
 from monitor.probe.cache_pair import is_cache_probe, probe_round
@@ -44,8 +52,9 @@ from monitor.simulator.catalogue import BehaviourSource
 MIN_INTERVAL_S = 60.0
 MAX_INTERVAL_S = 300.0
 STEPS = 288  # a day at 5-minute spacing; shorter histories get denser spacing, down to a minute
-ROUNDS = 96  # alert evaluations over the history: every 15 min of a day
-BLOCKS_PER_WORKER = 24  # small blocks: steady progress, and workers stay busy while earlier ones are written
+# Small blocks: steady progress, and 4 workers stay busy while earlier ones are written. A fixed
+# number, not one per worker: the blocks (each one's draws) are the same whatever the pool.
+BLOCKS = 96
 
 
 def auto_interval_s(history_s: float) -> float:
@@ -53,14 +62,15 @@ def auto_interval_s(history_s: float) -> float:
     return min(MAX_INTERVAL_S, max(MIN_INTERVAL_S, history_s / STEPS))
 
 
-def auto_evaluate_every_s(history_s: float, interval_s: float) -> float:
-    """Alert rounds in the history: about ROUNDS of them, never more than one per probe interval.
+def history_end_s(now_s: float, interval_s: float) -> float:
+    """Where a history written at `now_s` ends: the probe grid's last multiple of `interval_s`.
 
-    A round costs tens of milliseconds of queries whatever it finds, and
-    detectors judge every sample whenever they see it, so fewer rounds only
-    coarsen when an alert is recorded as firing, not whether it does.
+    Each target's grid is a fixed phase in epoch time, so a history ending on
+    a multiple of the interval has its probes at the same offsets from its
+    end whenever it is written; so do its incidents and alert rounds, placed
+    from that end.
     """
-    return max(interval_s, history_s / ROUNDS)
+    return (now_s // interval_s) * interval_s
 
 
 def probe_times(targets: Sequence, start_s: float, end_s: float, interval_s: float) -> Iterator[tuple[float, int]]:
@@ -89,8 +99,10 @@ async def probe_span(
 ) -> list[tuple[float, Sample]]:
     """Every probe of [start_s, end_s) in simulated time: (planned time, sample), in time order.
     `prices[i]` (a config Price or None) gives target i's samples their cost_usd. Each `vantage`
-    is one more agent probing its targets over its own path, interleaved in time."""
+    is one more agent probing its targets over its own path, interleaved in time. Sample ids are
+    the span's start (ms) and their rank in it: unique, and in probe order, whatever the run."""
     clock = VirtualClock()
+    stamp = round(start_s * 1000)
     out = []
     lanes = [(agent, list(range(len(targets))), None)]
     index = {t.id: i for i, t in enumerate(targets)}
@@ -110,7 +122,9 @@ async def probe_span(
                 clients[lane], targets[i], agent=lanes[lane][0], sched_lag_ms=0.0, clock=clock, price=price
             )
             # A cache probe's round is a cold/warm pair: the warm one starts when the cold one ended.
-            out.extend((t_s if k == 0 else sample.started_at.timestamp(), sample) for k, sample in enumerate(pair))
+            for k, sample in enumerate(pair):
+                numbered = replace(sample, id=f"{stamp:016x}{len(out):016x}")
+                out.append((t_s if k == 0 else sample.started_at.timestamp(), numbered))
     finally:
         for client in clients:
             await client.aclose()
@@ -134,6 +148,7 @@ class Job:
     agent: str
     seed: int = 0
     vantage: tuple[Vantage, ...] = ()  # more agents probing some targets over their own paths
+    peak_s: float = UTC_PEAK_S  # a moment the daily cycle peaks (incidents.demo_peak_s)
 
     def load(self) -> tuple[list, BehaviourSource, list]:
         from monitor.config import load_config
@@ -141,7 +156,8 @@ class Job:
         config = load_config(self.config_path)
         by_id = {t.id: t for t in config.targets}
         targets = [by_id[i] for i in self.target_ids]
-        return targets, DemoSource(self.incidents), [config.price(t.provider, t.model) for t in targets]
+        source = DemoSource(self.incidents, peak_s=self.peak_s)
+        return targets, source, [config.price(t.provider, t.model) for t in targets]
 
 
 _loaded: dict[Job, tuple[list, BehaviourSource, list]] = {}
@@ -358,7 +374,7 @@ async def backfill(
         if progress is not None:
             progress(result.probes, total)
 
-    blocks = _blocks(start_s, end_s, (pool.size if pool else 1) * BLOCKS_PER_WORKER, job.interval_s)
+    blocks = _blocks(start_s, end_s, BLOCKS, job.interval_s)
     if pool is None:
         for n, (a, b) in enumerate(blocks):
             await asyncio.sleep(0)  # probing never waits: let signal handlers and cancellation in

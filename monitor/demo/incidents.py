@@ -1,11 +1,13 @@
 """Scheduled incidents: the demo's behaviour as a function of wall time.
 
-Times are relative to the demo epoch (the moment `firsttoken demo` started):
-the backfilled history ends there and the live period begins. Incidents in
-the history are placed at fractions of its length, so a short backfill (the
-tests use 3 h) still holds each of them, fired and resolved, while a day
-spreads them out. Three more happen live, from a few minutes after start, so a new
-user watches one alert fire and resolve.
+Times are relative to the demo epoch, where the backfilled history ends (the
+moment `firsttoken demo` started, floored to the history's probe grid), and
+to the start of the live period. Incidents in the history are placed at
+fractions of its length, so a short backfill (the tests use 3 h) still holds
+each of them, fired and resolved, while a day spreads them out. Three more
+happen live, from a few minutes after start, so a new user watches one alert
+fire and resolve. The daily cycle peaks at a fixed time before the epoch
+too: one seed gives one history, whatever the time of day it is written.
 
 `DemoSource` is a `monitor.simulator.BehaviourSource`: the live simulator and
 the backfill's virtual transport both ask it, so history and live data come
@@ -24,8 +26,9 @@ from monitor.simulator.behaviour import ModelBehaviour
 from monitor.simulator.catalogue import Catalogue
 from monitor.units import HOUR_S, MINUTE_S
 
-DIURNAL_AMPLITUDE = 0.1  # ±10 % over the day: busier in the US afternoon
-DIURNAL_PEAK_UTC_H = 18.0
+DIURNAL_AMPLITUDE = 0.1  # ±10 % over the day
+UTC_PEAK_S = 18 * HOUR_S  # a source told no other peak is busiest in the US afternoon (18:00 UTC)
+PEAK_BEFORE_EPOCH_S = 6 * HOUR_S  # the demo's day: busiest six hours before its history ends
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +73,9 @@ def place(epoch_s: float, history_s: float, at_frac: float, duration_s: float, m
     return start, start + min(duration_s, max_frac * history_s)
 
 
-def schedule(epoch_s: float, history_s: float) -> tuple[Incident, ...]:
-    """The demo's incidents: five in the history, three live."""
+def schedule(epoch_s: float, history_s: float, live_s: float | None = None) -> tuple[Incident, ...]:
+    """The demo's incidents: five in the history ending at `epoch_s`, three live from `live_s` (the epoch)."""
+    live_s = epoch_s if live_s is None else live_s
     slow_start, slow_end = place(epoch_s, history_s, 0.25, 6 * HOUR_S, 0.2)
     rebuilt = place(epoch_s, history_s, 0.55, 2 * HOUR_S, 0.15)
     degraded = place(epoch_s, history_s, 0.70, 90 * MINUTE_S, 0.15)
@@ -125,8 +129,8 @@ def schedule(epoch_s: float, history_s: float) -> tuple[Incident, ...]:
             "the gateway's pinned upstream (Groq) is rate limited in us-east: it silently falls back to Together, "
             "2.5x slower to first token; eu-west becomes the better route",
             "sim-router",
-            epoch_s + 4 * MINUTE_S,
-            epoch_s + 20 * MINUTE_S,
+            live_s + 4 * MINUTE_S,
+            live_s + 20 * MINUTE_S,
             regions=("us-east",),
             ttft_factor=2.5,
             served_by="Together",
@@ -136,8 +140,8 @@ def schedule(epoch_s: float, history_s: float) -> tuple[Incident, ...]:
             "live: sim-gemini europe-west4 degraded",
             "every sim-gemini model in europe-west4: first token 4x slower, 10% errors",
             "sim-gemini",
-            epoch_s + 3 * MINUTE_S,
-            epoch_s + 15 * MINUTE_S,
+            live_s + 3 * MINUTE_S,
+            live_s + 15 * MINUTE_S,
             regions=("europe-west4",),
             ttft_factor=4.0,
             error_rate=0.1,
@@ -146,8 +150,8 @@ def schedule(epoch_s: float, history_s: float) -> tuple[Incident, ...]:
             "live: gpt-4o-mini rate limited",
             "sim-openai answers 70% of gpt-4o-mini requests in us-east with 429",
             "sim-openai",
-            epoch_s + 25 * MINUTE_S,
-            epoch_s + 40 * MINUTE_S,
+            live_s + 25 * MINUTE_S,
+            live_s + 40 * MINUTE_S,
             models=("gpt-4o-mini",),
             regions=("us-east",),
             rate_limited=0.7,
@@ -155,9 +159,15 @@ def schedule(epoch_s: float, history_s: float) -> tuple[Incident, ...]:
     )
 
 
-def diurnal_factor(now_s: float, amplitude: float = DIURNAL_AMPLITUDE) -> float:
-    hours = (now_s / HOUR_S) % 24.0
-    return 1.0 + amplitude * math.cos(2 * math.pi * (hours - DIURNAL_PEAK_UTC_H) / 24.0)
+def demo_peak_s(epoch_s: float) -> float:
+    """When the demo's daily cycle peaks: placed from its epoch, like its incidents."""
+    return epoch_s - PEAK_BEFORE_EPOCH_S
+
+
+def diurnal_factor(now_s: float, amplitude: float = DIURNAL_AMPLITUDE, peak_s: float = UTC_PEAK_S) -> float:
+    """1 ± `amplitude` over a day, highest at `peak_s` and every 24 h from it."""
+    hours = ((now_s - peak_s) / HOUR_S) % 24.0
+    return 1.0 + amplitude * math.cos(2 * math.pi * hours / 24.0)
 
 
 class DemoSource:
@@ -169,18 +179,20 @@ class DemoSource:
         models: Mapping[str, ModelBehaviour] = MODELS,
         provider_of: Mapping[str, str] = PROVIDER_OF_MODEL,
         diurnal_amplitude: float = DIURNAL_AMPLITUDE,
+        peak_s: float = UTC_PEAK_S,
     ) -> None:
         self.incidents = tuple(incidents)
         self.catalogue = Catalogue(models)  # also answers `sim:` names, for trials
         self.provider_of = dict(provider_of)
         self.diurnal_amplitude = diurnal_amplitude
+        self.peak_s = peak_s
 
     def behaviour_for(self, model: str, region_hint: str | None, now_s: float) -> ModelBehaviour:
         base = self.catalogue.behaviour_for(model, region_hint, now_s)
         provider = self.provider_of.get(model)
         if provider is None:
             return base
-        ttft = diurnal_factor(now_s, self.diurnal_amplitude)
+        ttft = diurnal_factor(now_s, self.diurnal_amplitude, self.peak_s)
         itl, ok_share, limited_share = 1.0, 1.0, 0.0
         route: dict = {}
         for incident in self.incidents:

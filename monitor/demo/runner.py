@@ -25,7 +25,7 @@ from pathlib import Path
 
 from dashboard.launch import stop_process
 from monitor.demo import wiring
-from monitor.demo.backfill import Job, WorkerPool, auto_evaluate_every_s, auto_interval_s, backfill
+from monitor.demo.backfill import Job, WorkerPool, auto_interval_s, backfill, history_end_s
 from monitor.demo.cast import PROVIDERS, long_prompt_text
 from monitor.demo.demo_config import (
     DEMO_AGENT,
@@ -36,7 +36,7 @@ from monitor.demo.demo_config import (
     sqlite_url,
 )
 from monitor.demo.far_agent import FarAgent
-from monitor.demo.incidents import DemoSource, schedule
+from monitor.demo.incidents import DemoSource, demo_peak_s, schedule
 from monitor.demo.progress import ProgressBar
 from monitor.demo.vantage import FAR_PATH_MS, LIVE_CONGESTION_AFTER_S, LIVE_CONGESTION_S, Vantage, far_vantage
 
@@ -69,6 +69,10 @@ class DemoOptions:
     seed: int | None = None
 
     @property
+    def history_interval_s(self) -> float:
+        return self.backfill_interval_s or auto_interval_s(self.backfill_s)
+
+    @property
     def dashboard_url(self) -> str:
         return f"http://localhost:{self.port}"
 
@@ -90,9 +94,12 @@ async def run_demo(options: DemoOptions, pool: WorkerPool | None = None) -> int:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signum, stop.set)
 
-    epoch_s = time.time()
-    incidents = schedule(epoch_s, options.backfill_s)
-    simulator = Simulator(source=DemoSource(incidents), seed=options.seed)
+    now_s = time.time()
+    # The history ends on its probe grid; its incidents, daily cycle and demo-far's congested hour are
+    # placed from that end: one seed, one history (monitor/demo/backfill.py). The live ones start now.
+    epoch_s = history_end_s(now_s, options.history_interval_s)
+    incidents = schedule(epoch_s, options.backfill_s, now_s)
+    simulator = Simulator(source=DemoSource(incidents, peak_s=demo_peak_s(epoch_s)), seed=options.seed)
     sim_port = await simulator.start("127.0.0.1", 0)
     dashboard = None
     try:
@@ -105,7 +112,7 @@ async def run_demo(options: DemoOptions, pool: WorkerPool | None = None) -> int:
         await asyncio.to_thread(migrate, config.database_url)
         sim_ids = tuple(t.id for t in config.targets if t.provider in SIM_PROVIDERS)
         # The second vantage point (monitor/demo/vantage.py): in the history, then live.
-        far = far_vantage(sim_ids, epoch_s, options.backfill_s)
+        far = far_vantage(sim_ids, epoch_s, options.backfill_s, now_s)
         if options.dashboard:
             log_path = config_path.parent / DASHBOARD_LOG
             dashboard = wiring.start_dashboard(
@@ -175,7 +182,7 @@ async def fill_history(
     from monitor.storage.queries import recent_samples, sync_targets
 
     targets = [t for t in config.targets if t.provider in SIM_PROVIDERS]
-    interval_s = options.backfill_interval_s or auto_interval_s(options.backfill_s)
+    interval_s = options.history_interval_s
     engine = make_engine(config.database_url)
     try:
         start_s = epoch_s - options.backfill_s
@@ -197,6 +204,7 @@ async def fill_history(
             seed=options.seed or 0,
             # A second vantage point, further away, with one congested hour of its own (monitor/demo/vantage.py).
             vantage=(far,),
+            peak_s=demo_peak_s(epoch_s),  # the live simulator's daily cycle
         )
         say(f"backfilling {_ago(epoch_s - start_s)} of history: {len(targets)} targets every {interval_s / 60:g} min")
         say(
@@ -230,7 +238,7 @@ async def fill_history(
                         submit=submit,
                         flush=writer.flush,
                         evaluate=evaluator.evaluate,
-                        evaluate_every_s=auto_evaluate_every_s(epoch_s - start_s, interval_s),
+                        evaluate_every_s=config.alerting.evaluate_every_s,  # as the config it leaves says
                         progress=progress,
                         pool=pool,
                     )

@@ -50,13 +50,14 @@ class Vantage:
         return self.path_ms + sum(s.extra_ms for s in self.spells if s.start_s <= now_s < s.end_s)
 
 
-def far_vantage(target_ids, epoch_s: float, history_s: float) -> Vantage:
-    """demo-far over the cast's targets: its congested hour placed in the history, then its live spell."""
+def far_vantage(target_ids, epoch_s: float, history_s: float, live_s: float | None = None) -> Vantage:
+    """demo-far over the cast's targets: its congested hour placed in the history that ends at `epoch_s`,
+    then its spell in the live period that starts at `live_s` (the epoch)."""
     mine = tuple(
         t for t in target_ids if t.split("/", 1)[0] in FAR_PROVIDERS and t.endswith(f"@{FAR_REGION}:{FAR_PROMPT}")
     )
     start = epoch_s - history_s + 0.55 * history_s  # clear of the providers' own incidents on its targets
     spell = PathSpell(start, start + min(HOUR_S, 0.15 * history_s), CONGESTION_MS)
-    live_start = epoch_s + LIVE_CONGESTION_AFTER_S
+    live_start = (epoch_s if live_s is None else live_s) + LIVE_CONGESTION_AFTER_S
     live = PathSpell(live_start, live_start + LIVE_CONGESTION_S, CONGESTION_MS)
     return Vantage(FAR_AGENT, mine, FAR_PATH_MS, (spell, live))

@@ -10,7 +10,7 @@ import pytest
 
 from monitor.agent.scheduler import phase_offset_s
 from monitor.config import load_config
-from monitor.demo.backfill import Job, WorkerPool, auto_evaluate_every_s, auto_interval_s, backfill, probe_times
+from monitor.demo.backfill import Job, WorkerPool, auto_interval_s, backfill, history_end_s, probe_times
 from monitor.demo.cast import long_prompt_text
 from monitor.demo.demo_config import LONG_PROMPT_FILE, config_text
 from monitor.demo.incidents import HOUR_S, schedule
@@ -32,11 +32,11 @@ def job_for(config_path: Path, history_s: float, interval_s: float, seed: int = 
     return Job(str(config_path), ids, schedule(EPOCH_S, history_s), interval_s, "demo", seed)
 
 
-def test_spacing_and_rounds_scale_with_the_history():
+def test_spacing_scales_with_the_history_which_ends_on_its_grid():
     assert auto_interval_s(24 * HOUR_S) == 300 and auto_interval_s(3 * HOUR_S) == 60
     assert auto_interval_s(30 * 24 * HOUR_S) == 300  # a month stays at 5 minutes, it just takes longer
-    assert auto_evaluate_every_s(24 * HOUR_S, 300) == 900
-    assert auto_evaluate_every_s(HOUR_S, 60) == 60  # never more than one round per probe
+    on_grid = EPOCH_S - EPOCH_S % 300
+    assert history_end_s(on_grid, 300) == history_end_s(on_grid + 299.9, 300) == on_grid
 
 
 def test_probe_times_follow_each_targets_scheduler_phase_in_time_order(demo_config):
@@ -110,9 +110,9 @@ def test_worker_processes_give_the_same_history_as_one_process(demo_config):
     def run(pool):
         out = []
         asyncio.run(backfill(job, submit=out.append, pool=pool, **kwargs))
-        return [(s.target, s.started_at, s.ok, s.error_kind, s.ttft_ms, s.total_ms, s.output_tokens) for s in out]
+        return [(s.id, s.target, s.started_at, s.ok, s.error_kind, s.ttft_ms, s.total_ms, s.output_tokens) for s in out]
 
-    pool = WorkerPool(1)  # one worker: the same blocks, so the same seeds, as in-process
+    pool = WorkerPool(2)  # the blocks, so their draws and their samples' ids, are the pool's business only
     try:
         assert run(pool) == run(None)
     finally:

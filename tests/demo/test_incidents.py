@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from monitor.demo.cast import MODELS, PROVIDERS
-from monitor.demo.incidents import HOUR_S, MINUTE_S, DemoSource, Incident, diurnal_factor, schedule
+from monitor.demo.incidents import HOUR_S, MINUTE_S, DemoSource, Incident, demo_peak_s, diurnal_factor, schedule
 
 EPOCH_S = 1_780_000_000.0
 
@@ -52,6 +52,17 @@ def test_diurnal_cycle_peaks_in_the_us_afternoon_within_ten_percent():
     factors = {h: diurnal_factor(day_start + h * HOUR_S) for h in range(24)}
     assert max(factors, key=factors.get) == 18
     assert min(factors.values()) == pytest.approx(0.9) and max(factors.values()) == pytest.approx(1.1)
+
+
+def test_the_demos_day_is_placed_from_its_epoch_and_its_live_incidents_from_its_start():
+    later = EPOCH_S + 3 * 24 * HOUR_S + 7 * HOUR_S  # another day, another time of day: the same history
+    for epoch_s in (EPOCH_S, later):
+        source = DemoSource((), peak_s=demo_peak_s(epoch_s))
+        ttft = [source.behaviour_for("gpt-4o", "us-east", epoch_s - h * HOUR_S).ttft_ms for h in range(24)]
+        assert max(range(24), key=ttft.__getitem__) == 6  # busiest six hours before the history ends
+    live_s = EPOCH_S + 90
+    live = [i for i in schedule(EPOCH_S, 24 * HOUR_S, live_s) if i.start_s >= EPOCH_S]
+    assert len(live) == 3 and min(i.start_s for i in live) == live_s + 3 * MINUTE_S
 
 
 def incident(name: str) -> Incident:
