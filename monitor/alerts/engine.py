@@ -48,6 +48,7 @@ from monitor.alerts.slo_fold import SloVerdicts
 from monitor.alerts.slo_source import SloBurns
 from monitor.alerts.store import apply_changes, group_resolutions, load_live
 from monitor.config import Alerting
+from monitor.maintenance.store import windows_through
 from monitor.storage.queries import confirmations
 from monitor.storage.queries.agents import unhealthy_agents
 
@@ -161,6 +162,8 @@ class AlertEngine:
                 self._forget()
                 self._burns.sync(config.slos, config.targets)
             self._sync(conn, rules, members)
+            windows = windows_through(conn, config.maintenance, self._burns.reach(now), now)  # DESIGN §16
+            self._burns.exclude(windows)  # probes in our windows are left out of SLO budgets
             fresh_slos = self._burns.rebuild(conn, now, until, unhealthy)
             cursors = _oldest(self._cursors(members), self._burns.cursors())
             floor = now - timedelta(seconds=opts.bootstrap_s)
@@ -186,7 +189,7 @@ class AlertEngine:
                 live=live,
                 released=released,
                 intervals_s=intervals,
-                mutes=silences,
+                mutes=[*(w for w in windows if w.active(now)), *silences],  # maintenance first
                 inhibit=config.inhibit,
                 policy=opts.group,
             )
@@ -263,7 +266,7 @@ class AlertEngine:
 
         for key in self._burns.budgets_due(verdicts, now):
             v = verdicts[key]
-            report = slo_report(engine, v.slo, config.targets, now, scope_keys={key[1]})
+            report = slo_report(engine, v.slo, config.targets, now, {key[1]}, self._burns.maintenance)
             self._burns.remember_budget(key, now, report.scopes[0].budget.remaining if report.scopes else None)
         return {k: replace(v, budget_remaining=self._burns.budget(k)) for k, v in verdicts.items()}
 

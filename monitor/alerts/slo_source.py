@@ -6,6 +6,10 @@ read for its targets, oldest first, good or bad by the SLO's `good:`; cancelled 
 agents that reach no provider are skipped, as the detectors skip them. What each scope says goes to
 the round as `SloVerdicts`; the stages do the rest, exactly as for a rule.
 
+Probes taken inside one of our maintenance windows over their target (DESIGN §16) are not fed: the
+budget leaves those minutes out. The engine hands the round's windows over (`exclude`) before
+`rebuild` and `step`; provider windows never count (`ActiveWindow.ours`).
+
 Nothing is checkpointed: a new or restarted leader rebuilds each scope from the raw probes of its
 longest window (a tenth of the period), streamed, and the live alerts in the database say what was
 already sent, so nothing is paged twice and nothing is lost.
@@ -19,6 +23,7 @@ from datetime import datetime, timedelta
 
 from monitor.alerts.feed import NOT_MEASURED, Point, history
 from monitor.alerts.slo_fold import SloVerdicts
+from monitor.maintenance.windows import Coverage
 from monitor.slo.burn import FIRING, ScopeBurn, Verdict
 from monitor.slo.good import is_good
 from monitor.slo.scopes import SloScope, members
@@ -42,6 +47,17 @@ class SloBurns:
     def __init__(self) -> None:
         self._series: dict[tuple[str, str], _Series] = {}
         self._budgets: dict[tuple[str, str], tuple[float, float | None]] = {}  # -> (read at, remaining)
+        self._targets: dict[str, object] = {}  # id -> the configured target (its labels)
+        self.maintenance = Coverage({})  # which targets our maintenance windows cover, and when
+
+    def reach(self, now: datetime) -> datetime:
+        """How far back the round needs maintenance windows: the longest SLO period (its budget)."""
+        longest = max((s.definition.period_s for s in self._series.values()), default=0.0)
+        return now - timedelta(seconds=longest)
+
+    def exclude(self, windows: Sequence) -> None:
+        """The maintenance windows (`ActiveWindow`s) of this round: probes inside them are not fed."""
+        self.maintenance = Coverage.of(windows, self._targets.values())
 
     def clear(self) -> None:
         self._series.clear()
@@ -49,6 +65,7 @@ class SloBurns:
     def sync(self, slos: Sequence, targets: Sequence) -> None:
         """Follow the config: a new scope, an edited SLO or a scope whose targets changed starts afresh."""
         by_name = {s.name: s for s in slos}
+        self._targets = {t.id: t for t in targets}
         wanted: dict[tuple[str, str], tuple[SloScope, tuple[str, ...]]] = {}
         for slo in slos:
             for key, (scope, ids) in members(slo, targets).items():
@@ -81,7 +98,7 @@ class SloBurns:
                 history(series.targets, since, until)
             )
             for row in rows:
-                self._feed(series, Point(*row), unhealthy)
+                self._feed(series, Point(*row), unhealthy, self.maintenance)
             series.cursor = max(series.cursor or until, until)
         return fresh
 
@@ -98,7 +115,7 @@ class SloBurns:
             )
             events = []
             for p in merged:
-                verdict = self._feed(series, p, unhealthy)
+                verdict = self._feed(series, p, unhealthy, self.maintenance)
                 fed += verdict is not None
                 if verdict is not None and verdict.event is not None:
                     events.append(verdict)
@@ -131,10 +148,12 @@ class SloBurns:
         return None if cached is None else cached[1]
 
     @staticmethod
-    def _feed(series: _Series, p: Point, unhealthy: Collection[str]) -> Verdict | None:
+    def _feed(series: _Series, p: Point, unhealthy: Collection[str], maintenance: Coverage) -> Verdict | None:
         series.cursor = p.started_at
         if p.agent in unhealthy or p.error_kind == NOT_MEASURED:
             return None  # that vantage point reaches no provider / the probe was cut short by a stop
+        if maintenance.covers(p.target, p.started_at):
+            return None  # planned work: not in the budget
         values = {"ttft_ms": p.ttft_ms, "ttft_answer_ms": p.ttft_answer_ms, "total_ms": p.total_ms, "tps": p.tps}
         good = is_good(series.definition.good, p.ok, p.error_kind, values)
         verdict = series.burn.observe(p.agent, p.started_at.timestamp(), not good)

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import MappingProxyType
 
-from sqlalchemy import Connection, and_, delete, insert, select, update
+from sqlalchemy import Connection, Engine, and_, delete, insert, select, update
 
 from monitor.config import SCOPE_LABELS
-from monitor.maintenance.windows import DATABASE, PROVIDER, ActiveWindow, expand
+from monitor.maintenance.windows import DATABASE, PROVIDER, ActiveWindow, Coverage, expand
 from monitor.storage.models import MaintenanceWindowRow
 
 WINDOWS = MaintenanceWindowRow.__table__
@@ -66,9 +66,28 @@ def windows_between(conn: Connection, config_windows: Iterable, start: datetime,
     return sorted(every, key=lambda w: (w.starts_at, w.source, w.name))
 
 
+def windows_through(conn: Connection, config_windows: Iterable, since: datetime, now: datetime) -> list[ActiveWindow]:
+    """`windows_between` over [since, now], `now` included: a window starting at `now` is in effect.
+    What the alert engine reads each round (since: the longest SLO period back)."""
+    return windows_between(conn, config_windows, since, now + INSTANT)
+
+
 def active_windows(conn: Connection, config_windows: Iterable, now: datetime) -> list[ActiveWindow]:
     """The windows in effect at `now` (provider ones too: `ActiveWindow.mutes` keeps them from muting)."""
     return [w for w in windows_between(conn, config_windows, now, now + INSTANT) if w.active(now)]
+
+
+def coverage_between(conn: Connection, config_windows: Iterable, targets: Iterable, start: datetime, end: datetime):
+    """Which of `targets` our windows cover over [start, end) (`Coverage`: provider windows left out)."""
+    return Coverage.of(windows_between(conn, config_windows, start, end), targets)
+
+
+def slo_coverage(engine: Engine, config_windows: Iterable, targets: Iterable, slos: Iterable, now: datetime):
+    """The `Coverage` the SLO reports leave out (monitor.storage.queries.slo_report): over the longest
+    SLO period up to `now`."""
+    longest = max((s.period_s for s in slos), default=0.0)
+    with engine.connect() as conn:
+        return coverage_between(conn, config_windows, targets, now - timedelta(seconds=longest), now + INSTANT)
 
 
 def add_window(
@@ -172,9 +191,12 @@ __all__ = [
     "ProviderWindowError",
     "active_windows",
     "add_window",
+    "coverage_between",
     "end_window",
     "load_db_windows",
+    "slo_coverage",
     "store_provider_windows",
     "validate_match",
     "windows_between",
+    "windows_through",
 ]

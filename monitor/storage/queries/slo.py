@@ -27,8 +27,8 @@ from datetime import UTC, datetime
 import numpy as np
 from sqlalchemy import Engine, Float, Text, and_, case, cast, func, literal, or_, select
 
-from monitor.storage.models import RollupDaily, RollupHourly
-from monitor.storage.queries.dashfetch import cancelled_count, epoch_s, fetch_rows
+from monitor.storage.models import RollupDaily, RollupHourly, SampleRow
+from monitor.storage.queries.dashfetch import CANCELLED, cancelled_count, epoch_s, fetch_rows
 from monitor.storage.queries.histmatrix import decode, decode_packed
 from monitor.storage.queries.tierread import in_spans, read_plan
 from monitor.storage.queries.tiers import Plan
@@ -36,6 +36,7 @@ from monitor.storage.rollups import DAY, hour_floor
 
 _R = RollupHourly.__table__.c
 _D = RollupDaily.__table__.c
+_S = SampleRow.__table__.c
 PACKED = {"ttft_ms": "ttft_ms_packed", "tps": "tps_packed"}
 ASSERTION = "assertion"
 
@@ -94,7 +95,10 @@ def scope_counts(
     start: datetime,
     end: datetime,
     windows_s: Sequence[float] = (),
+    excluded: Mapping[str, Sequence[tuple[datetime, datetime]]] | None = None,
 ) -> ScopeCounts:
+    """`excluded`: per target, spans whose probes do not count (maintenance windows, DESIGN §16):
+    their raw samples are judged and taken back out of what the rollups hold (`_excluded_rows`)."""
     ids = sorted(group_of_target)
     cuts = sorted({hour_floor(end - _seconds(w)) for w in windows_s})  # a window reads from its start's hour
     plan = read_plan(engine, start, end, cuts=cuts, raw=False) if ids else Plan()
@@ -112,9 +116,16 @@ def scope_counts(
     first_s = _first_hours(engine, group_of_target, n_groups, target_of, group, bin_s, probes, plan.day_starts())
     bad_ok = np.minimum(violations, ok)  # several bounds: added, never more than the ok probes
     good = ok - bad_ok + (0 if checks else asserted)
+    if excluded:
+        out_target, out_bin, out_good = _excluded_rows(engine, plan, excluded, group_of_target, bounds, checks)
+        if out_target.size:
+            group = np.concatenate([group, np.array([group_of_target[t] for t in out_target], dtype=np.int64)])
+            bin_s = np.concatenate([bin_s, out_bin])
+            probes = np.concatenate([probes, -np.ones(out_target.size)])
+            good = np.concatenate([good, -out_good])
     counts = ScopeCounts(
-        np.bincount(group, weights=probes, minlength=n_groups).round().astype(np.int64),
-        np.bincount(group, weights=good, minlength=n_groups).round().astype(np.int64),
+        _at_least_0(np.bincount(group, weights=probes, minlength=n_groups)),
+        _at_least_0(np.bincount(group, weights=good, minlength=n_groups)),
     )
     window_probes, window_bad = {}, {}
     end_s = end.timestamp()
@@ -123,8 +134,8 @@ def scope_counts(
         inside = bin_s >= floor_s - 0.5
         p = np.bincount(group[inside], weights=probes[inside], minlength=n_groups)
         g = np.bincount(group[inside], weights=good[inside], minlength=n_groups)
-        window_probes[length] = p.round().astype(np.int64)
-        window_bad[length] = (p - g).round().astype(np.int64)
+        window_probes[length] = _at_least_0(p)
+        window_bad[length] = _at_least_0(p - g)
     first_day = start.timestamp() // 86400 * 86400
     n_days = int((end_s - first_day) // 86400) + 1
     day = np.clip(((bin_s + 0.5 - first_day) // 86400).astype(np.int64), 0, n_days - 1)
@@ -136,10 +147,82 @@ def scope_counts(
         window_probes,
         window_bad,
         first_day + 86400.0 * np.arange(n_days),
-        np.bincount(flat, weights=probes, minlength=size).reshape(n_groups, n_days).round().astype(np.int64),
-        np.bincount(flat, weights=good, minlength=size).reshape(n_groups, n_days).round(),
+        _at_least_0(np.bincount(flat, weights=probes, minlength=size).reshape(n_groups, n_days)),
+        np.maximum(np.bincount(flat, weights=good, minlength=size).reshape(n_groups, n_days).round(), 0.0),
         first_s,
     )
+
+
+def _at_least_0(counts: np.ndarray) -> np.ndarray:
+    """Whole counts; never below 0 (a maintenance window's newest probes may not be rolled up yet
+    when they are taken back out)."""
+    return np.maximum(counts.round(), 0).astype(np.int64)
+
+
+EXCLUDED_CHUNK = 100  # (span, targets) conditions per query: SQLite's expression depth is 1000
+
+
+def _excluded_rows(
+    engine: Engine,
+    plan: Plan,
+    excluded: Mapping[str, Sequence[tuple[datetime, datetime]]],
+    group_of_target: Mapping[str, int],
+    bounds: Sequence[Bound],
+    checks: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The raw probes inside the excluded spans that the rollups read here counted: per probe its
+    target, the start of the rollup bin that holds it (its hour, or its UTC day where the daily tier
+    serves) and 1.0 if it counted as good, judged as the rollups judge (`_judged`). Maintenance windows
+    are short, so this reads a few raw samples; once their raw samples are gone (retention) nothing
+    is taken out."""
+    by_span: dict[tuple[datetime, datetime, bool], list[str]] = {}
+    tiers = [(span, False) for span in plan.hours] + [(span, True) for span in plan.days]
+    for target, spans in excluded.items():
+        if target not in group_of_target:
+            continue
+        for begins, ends in spans:
+            for span, daily in tiers:
+                lo, hi = max(begins, span.start), min(ends, span.end)
+                if lo < hi:
+                    by_span.setdefault((lo, hi, daily), []).append(target)
+    c = _S
+    metrics = sorted({b.metric for b in bounds})
+    columns = [c.target, epoch_s(c.started_at, engine), c.ok, c.error_kind, c.cache_state, *(c[m] for m in metrics)]
+    keys = list(by_span)
+    targets, bins, goods = [], [], []
+    for at in range(0, len(keys), EXCLUDED_CHUNK):
+        chunk = keys[at : at + EXCLUDED_CHUNK]
+        where = or_(*(and_(c.target.in_(sorted(by_span[k])), c.started_at >= k[0], c.started_at < k[1]) for k in chunk))
+        daily_spans = [(k[0].timestamp(), k[1].timestamp()) for k in chunk if k[2]]
+        for target, started_s, ok, error_kind, cache_state, *values in fetch_rows(
+            engine, select(*columns).where(where)
+        ):
+            if error_kind == CANCELLED:
+                continue  # the rollups leave cancelled probes out too
+            started_s = round(float(started_s), 3)  # SQLite's julianday arithmetic is a few µs off
+            step = 86400.0 if any(lo <= started_s < hi for lo, hi in daily_spans) else 3600.0
+            targets.append(target)
+            bins.append(math.floor(started_s / step) * step)
+            goods.append(
+                _judged(bool(ok), error_kind, cache_state, dict(zip(metrics, values, strict=True)), bounds, checks)
+            )
+    return np.array(targets, dtype=object), np.array(bins, dtype=float), np.array(goods, dtype=float)
+
+
+def _judged(
+    ok: bool, error_kind, cache_state, values: Mapping[str, float | None], bounds: Sequence[Bound], checks: bool
+) -> float:
+    """1.0 if the rollups counted this probe good: ok and within every bound (a warm half measures
+    only its TTFT there, `_columns`), or under `checks: false` a probe that failed only its checks."""
+    if not ok:
+        return 1.0 if error_kind == ASSERTION and not checks else 0.0
+    for b in bounds:
+        value = values.get(b.metric)
+        if value is None or (cache_state == "warm" and b.metric != "ttft_ms"):
+            return 0.0
+        if (b.below is not None and not value < b.below) or (b.above is not None and not value > b.above):
+            return 0.0
+    return 1.0
 
 
 def _first_hours(
