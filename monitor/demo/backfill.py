@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import math
 import multiprocessing
 import pickle
 import signal
@@ -333,7 +334,8 @@ async def backfill(
     """
     step_s = evaluate_every_s or job.interval_s
     result = BackfillResult()
-    next_eval_s = start_s + step_s
+    # Rounds on the epoch grid of the step, as the live leader's and `backtest --samples`' replay fall.
+    next_eval_s = (math.floor(start_s / step_s) + 1) * step_s
     targets, source, prices = job.load()
     total = sum(1 + is_cache_probe(targets[i]) for _, i in probe_times(targets, start_s, end_s, job.interval_s))
     by_id = {t.id: t for t in targets}

@@ -46,12 +46,13 @@ class BackfillAlerts:
     """
 
     def __init__(self, db_engine, config, print_line: Callable[[str], None], epoch_s: float) -> None:
-        from monitor.alerts.engine import AlertEngine, EngineOptions
+        from monitor.alerts.engine import AlertEngine, options_for
         from monitor.alerts.outbox import OutboxDelivery
 
         self.db, self.config, self.print_line, self.epoch_s = db_engine, config, print_line, epoch_s
         self.clock = SettableNow(epoch_s)
-        self.alerts = AlertEngine(EngineOptions(), clock=self.clock.now)
+        # The engine the config describes, as the live leader and `backtest --samples` build it.
+        self.alerts = AlertEngine(options_for(config.alerting), clock=self.clock.now)
         self.delivery = OutboxDelivery(clock=self.clock.now, factory=self._notifier, budget_s=60.0)
         self.fired = self.resolved = 0
 
