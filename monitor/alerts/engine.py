@@ -48,6 +48,7 @@ from monitor.alerts.slo_fold import SloVerdicts
 from monitor.alerts.slo_source import SloBurns
 from monitor.alerts.store import apply_changes, group_resolutions, load_live
 from monitor.config import Alerting
+from monitor.incidents.store import draft_incidents
 from monitor.maintenance.store import windows_through
 from monitor.storage.queries import confirmations
 from monitor.storage.queries.agents import unhealthy_agents
@@ -209,6 +210,7 @@ class AlertEngine:
                 secrets=config.secrets,
                 alternatives=routes_instead,
             )
+            draft_incidents(conn, changes, config, now)  # DESIGN §16: incidents from the pages written
             saved = [checkpoint_of(key, self._series[key]) for key in saving]
             checkpoints.save(conn, saved, now)
             asked = confirmations.request(conn, detected.confirm, intervals, now)

@@ -128,7 +128,9 @@ class Mailer:
         if isinstance(exc, MailError):
             return exc
         if isinstance(exc, smtplib.SMTPResponseException):
-            reply = exc.smtp_error.decode(errors="replace") if isinstance(exc.smtp_error, bytes) else str(exc.smtp_error)
+            reply = (
+                exc.smtp_error.decode(errors="replace") if isinstance(exc.smtp_error, bytes) else str(exc.smtp_error)
+            )
             detail = f"{exc.smtp_code} {reply}"
         elif isinstance(exc, smtplib.SMTPRecipientsRefused):
             detail = "; ".join(
