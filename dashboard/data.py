@@ -264,17 +264,28 @@ def slo_reports(at: datetime) -> tuple:
     from monitor.storage.queries.slo_report import slo_reports as read_reports
 
     conf = settings()
-    return tuple(guarded(read_reports, engine(), conf.slos, conf.slo_targets, at))
+    longest = max((s.period_s for s in conf.slos), default=0.0)
+    maintenance = guarded(_maintenance, conf, at - timedelta(seconds=longest), at)
+    return tuple(guarded(read_reports, engine(), conf.slos, conf.slo_targets, at, maintenance))
 
 
 @st.cache_data(ttl=300, show_spinner=False)
 def slo_months(at: datetime, provider: str, months: int = 3) -> tuple:
     """Per SLO scope that holds the provider's targets: attainment per calendar month (UTC), oldest first."""
-    from monitor.storage.queries.slo_report import monthly_attainment
+    from monitor.storage.queries.slo_report import month_starts, monthly_attainment
 
     conf = settings()
     refs = [t for t in conf.slo_targets if t.provider == provider]
-    return tuple(guarded(monthly_attainment, engine(), conf.slos, refs, conf.slo_targets, at, months))
+    maintenance = guarded(_maintenance, conf, month_starts(at, months)[0], at)
+    return tuple(guarded(monthly_attainment, engine(), conf.slos, refs, conf.slo_targets, at, months, maintenance))
+
+
+def _maintenance(conf, start: datetime, end: datetime):
+    """Our maintenance windows over the SLO targets (DESIGN §16): their probes leave the SLO figures."""
+    from monitor.maintenance.store import coverage_between
+
+    with engine().connect() as conn:
+        return coverage_between(conn, conf.maintenance, conf.slo_targets, start, end)
 
 
 def page_loads(at: datetime) -> dict[str, Callable[[], object]]:

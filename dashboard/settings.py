@@ -49,6 +49,7 @@ class Settings:
     slo_targets: tuple = ()  # the configured targets as TargetRefs: what the SLOs' `match:` picks from
     # "provider/model" -> config Price, for what prompt caching saved (cached_input, cache_write)
     full_prices: Mapping[str, Any] = field(default_factory=dict)
+    maintenance: tuple = ()  # the config's `maintenance:` windows: SLO figures leave them out (DESIGN §16)
 
 
 def target_settings(target) -> TargetSettings:
@@ -123,7 +124,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     from monitor.storage.queries.targets import TargetRef
 
     refs = tuple(TargetRef(t.id, t.provider, t.model, t.region, t.prompt, t.canonical_model) for t in config.targets)
-    return Settings(url, prices, problem, config.dashboard_url, targets, config.slos, refs, dict(config.prices))
+    return Settings(
+        url, prices, problem, config.dashboard_url, targets, config.slos, refs, dict(config.prices), config.maintenance
+    )
 
 
 def password(env: Mapping[str, str] | None = None) -> str | None:

@@ -62,12 +62,14 @@ def _rules(slos, args, out: TextIO) -> int:
 
 def _status(config, slos, args, out: TextIO) -> int:
     from monitor.commands.db import SchemaNotReady, migrated_engine
+    from monitor.maintenance.store import slo_coverage
     from monitor.storage.queries.slo_report import slo_reports
 
     now = datetime.now(UTC)
     try:
         with migrated_engine(args) as engine:
-            reports = slo_reports(engine, slos, config.targets, now)
+            maintenance = slo_coverage(engine, config.maintenance, config.targets, slos, now)  # DESIGN §16
+            reports = slo_reports(engine, slos, config.targets, now, maintenance)
     except SchemaNotReady as exc:
         print(f"firsttoken: {exc}", file=sys.stderr)
         return 1

@@ -137,6 +137,7 @@ def recent_alerts(
 
 def slo_status(reader: Reader, name: str | None = None) -> models.SloStatus:
     """`firsttoken slo --json`: the same rollup read (monitor.storage.queries.slo_report), the same rows."""
+    from monitor.maintenance.store import slo_coverage
     from monitor.storage.queries.slo_report import slo_reports
 
     if reader.config is None:
@@ -146,7 +147,9 @@ def slo_status(reader: Reader, name: str | None = None) -> models.SloStatus:
     if name and not slos:
         known = ", ".join(s.name for s in config.slos) or "none"
         raise ToolInputError(f"name: unknown SLO {name!r} (configured: {known})")
-    reports = slo_reports(reader.engine, slos, config.targets, reader.clock())
+    now = reader.clock()
+    maintenance = slo_coverage(reader.engine, config.maintenance, config.targets, slos, now)  # DESIGN §16
+    reports = slo_reports(reader.engine, slos, config.targets, now, maintenance)
     return models.SloStatus(scopes=[models.SloScope(**s.to_dict()) for r in reports for s in r.scopes])
 
 
