@@ -44,6 +44,7 @@ COMMANDS = {
     "backtest": ("backtest", "replay a series through the alert detector"),
     "slo": ("slo", "SLO attainment, error budgets and burn rates; `slo rules` for Prometheus"),
     "silence": ("silence", "add, list or expire silences"),
+    "status": ("status", "the public status site: `status export DIR` writes it as static files"),
     "maintenance": ("maintenance", "add, list, end or export maintenance windows (pages muted, probes marked)"),
     "check-config": ("check_config", "validate the config and print the expanded matrix"),
     "schema": ("schema", "print the JSON Schema of firsttoken.yaml (for editors)"),

@@ -2,6 +2,7 @@
 
     /mcp, /mcp/...                         the MCP tools (mcp.py), when given
     /routes                                the live ranking (routes.py), when given
+    /status, /status/<provider>            the status site's pages (statussite/serve.py)
     /status.json, /badge/<p>.svg,
     /incidents.atom                        the public status (public.py), when given
     /metrics                               Prometheus (metrics.py)
@@ -33,6 +34,7 @@ def build_app(
     routes: Callable[[str], tuple[int, bytes]] | None = None,
     max_age_s: Callable[[], int] | None = None,
     mcp: Callable[..., Any] | None = None,
+    pages: Callable[[dict, Callable], list[bytes] | None] | None = None,
 ) -> WsgiApp:
     def max_age() -> int:
         return max_age_s() if max_age_s is not None else DEFAULT_MAX_AGE_S
@@ -43,6 +45,8 @@ def build_app(
             return mcp(environ, start_response)
         if path == "/routes" and routes is not None:
             return routes_response(environ, start_response, routes, max_age)
+        if pages is not None and (answer := pages(environ, start_response)) is not None:
+            return answer
         answer = public(path) if public is not None else None
         if answer is not None:
             return public_response(environ, start_response, answer, max_age)
@@ -51,6 +55,6 @@ def build_app(
         if path in ("/healthz", "/health"):
             return health_response(start_response, health())
         start_response("404 Not Found", [("Content-Type", "text/plain")])
-        return [b"not found: try /metrics, /healthz or /routes\n"]
+        return [b"not found: try /status, /metrics, /healthz or /routes\n"]
 
     return app

@@ -1,9 +1,16 @@
 """The public, read-only status routes of `firsttoken run --listen`: /status.json, /badge/<p>.svg,
-/incidents.atom. Reads the database (rollups and alerts) at most once per CACHE_S, however many
-pages embed a badge; everything shown is built by monitor.http.statuspage from values.
+/incidents.atom. Reads the database (raw samples, alerts, maintenance windows) at most once per
+CACHE_S, however many pages embed a badge; everything shown is built by monitor.http.statuspage
+from values. The HTML status site (monitor.http.statussite) shows the same snapshot.
 
-The public base URL (for the feed's links and the page's `url`) is FIRSTTOKEN_STATUS_URL; the
-dashboard's Provider health page links to the same one.
+Only what the quorum of vantage points confirms is public (DESIGN §11, §16): a component's
+availability counts the minutes the quorum saw fail (`monitor.availability`), and only alerts the
+quorum confirmed (`AlertView.quorum_confirmed`) move a component or make an incident; an alert a
+maintenance window muted is planned work, not an incident, and an inhibited one repeats its
+inhibitor's incident. The components are the configured targets `status_site.components` takes.
+
+The public base URL (for the feed's links and the page's `url`) is `status_site.url`, else
+FIRSTTOKEN_STATUS_URL; the dashboard's Provider health page links to the same one.
 """
 
 from __future__ import annotations
@@ -14,14 +21,15 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from fnmatch import fnmatchcase
 from urllib.parse import urlsplit
 
+from monitor.http import planned
 from monitor.http import statuspage as sp
 from monitor.http.conditional import conditional_response
-from monitor.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +37,6 @@ CACHE_S = 15.0
 WINDOW = timedelta(minutes=15)  # component status and p50 TTFT: the last 15 minutes
 FEED_DAYS = 30
 FEED_MAX = 50
-PAGE_NAME = "firsttoken"
 STATUS_URL_ENV = "FIRSTTOKEN_STATUS_URL"
 _BADGE = re.compile(r"^/badge/([^/]+)\.svg$")
 JSON, SVG, ATOM = "application/json", "image/svg+xml", "application/atom+xml"
@@ -39,24 +46,49 @@ JSON, SVG, ATOM = "application/json", "image/svg+xml", "application/atom+xml"
 class Snapshot:
     at: datetime
     status: sp.Status
-    live: tuple[sp.Incident, ...]
-    recent: tuple[sp.Incident, ...]
+    live: tuple[sp.Incident, ...]  # firing now
+    recent: tuple[sp.Incident, ...]  # the last FEED_DAYS, newest first, at most FEED_MAX
+    maintenance: tuple[sp.Maintenance, ...] = ()  # now and the next 7 days
+    title: str = "LLM provider status"
+    url: str | None = None  # the public base URL, when known
 
 
-def public_status_url(environ=os.environ) -> str | None:
-    return (environ.get(STATUS_URL_ENV) or "").strip() or None
+def public_status_url(environ=os.environ, site_url: str | None = None) -> str | None:
+    """The config's `status_site.url` (`site_url`), else FIRSTTOKEN_STATUS_URL."""
+    if site_url:
+        return str(site_url).rstrip("/")
+    return (environ.get(STATUS_URL_ENV) or "").strip().rstrip("/") or None
 
 
-def status_links(dashboard_url: str | None, environ=os.environ, port: int = 9464) -> str | None:
-    """The public status base URL for links: FIRSTTOKEN_STATUS_URL, else the dashboard's sibling
-    (same scheme and host, `firsttoken run`'s default --listen port), else None."""
-    explicit = public_status_url(environ)
+def status_links(
+    dashboard_url: str | None, environ=os.environ, port: int = 9464, site_url: str | None = None
+) -> str | None:
+    """The public status base URL for links: `status_site.url`, FIRSTTOKEN_STATUS_URL, else the
+    dashboard's sibling (same scheme and host, `firsttoken run`'s default --listen port), else None."""
+    explicit = public_status_url(environ, site_url)
     if explicit:
-        return explicit.rstrip("/")
+        return explicit
     if not dashboard_url:
         return None
     parts = urlsplit(dashboard_url)
     return f"{parts.scheme}://{parts.hostname}:{port}" if parts.hostname else None
+
+
+def shown_targets(config) -> list:
+    """The configured targets the public status shows: those `status_site.components` globs take."""
+    globs = config.status_site.components
+    return [t for t in config.targets if any(fnmatchcase(t.id, g) for g in globs)]
+
+
+def public_alerts(alerts: Sequence, targets: Sequence) -> list:
+    """The alerts the public may see: confirmed by the quorum, not muted by maintenance, on a shown
+    component (a provider- or model-wide alert: on one of them)."""
+    shown = {(t.provider, t.model) for t in targets}
+
+    def on_shown(a) -> bool:
+        return any(a.provider in (None, p) and a.model in (None, m) for p, m in shown)
+
+    return [a for a in alerts if a.quorum_confirmed and a.muted != "maintenance" and on_shown(a)]
 
 
 class PublicStatus:
@@ -77,21 +109,11 @@ class PublicStatus:
         except Exception as exc:  # the database is down: say so, and nothing about it
             log.warning("public status unavailable: %s", type(exc).__name__)
             return "503 Service Unavailable", JSON, b'{"error": "status temporarily unavailable"}'
-        url = public_status_url()
         if path == "/status.json":
-            body = sp.summary(snap.status, snap.live, now=snap.at, page_name=PAGE_NAME, page_url=url)
-            return "200 OK", JSON, json.dumps(body).encode()
+            return "200 OK", JSON, status_json(snap)
         if path == "/incidents.atom":
-            return (
-                "200 OK",
-                ATOM,
-                sp.incidents_atom(snap.recent, now=snap.at, page_name=PAGE_NAME, page_url=url).encode(),
-            )
-        provider = badge.group(1)
-        if provider not in snap.status.providers:
-            return "404 Not Found", SVG, sp.badge_svg(provider[:40], None, None).encode()
-        svg = sp.badge_svg(provider, snap.status.providers[provider], snap.status.provider_p50_ms.get(provider))
-        return "200 OK", SVG, svg.encode()
+            return "200 OK", ATOM, atom_feed(snap)
+        return badge_answer(snap, badge.group(1))
 
     def snapshot(self) -> Snapshot:
         with self._lock:
@@ -102,50 +124,66 @@ class PublicStatus:
             return snap
 
     def _build(self) -> Snapshot:
-        import numpy as np
-
+        from monitor.storage.queries import statushistory
         from monitor.storage.queries.alertviews import alerts_between
-        from monitor.storage.queries.dashfetch import fetch_raw
-        from monitor.storage.queries.histmatrix import value_quantiles
 
         config = self._config()
         now = self._clock()
-        names = {t.id: (t.provider, t.model) for t in config.targets}
+        targets = shown_targets(config)
+        windows = planned.windows_between(self._engine, config, now - WINDOW, now + planned.AHEAD)
+        excluded = planned.excluded(windows, targets)
         # Raw samples, not rollups: the page is live (rollups trail by up to a minute).
-        raw = fetch_raw(self._engine, now - WINDOW, now + timedelta(seconds=1), metrics=("ttft_ms",))
-        n = len(raw.targets)
-        measured = np.bincount(raw.target, weights=~raw.cancelled, minlength=n)
-        failed = np.bincount(raw.target, weights=~raw.ok & ~raw.cancelled, minlength=n)
-        p50, _ = value_quantiles(raw.metrics["ttft_ms"], raw.target, n, (0.5,))
+        figures = statushistory.live(
+            self._engine, now - WINDOW, now + timedelta(seconds=1), [t.id for t in targets], excluded
+        )
         stats = []
-        for i, target in enumerate(raw.targets):
-            if target in names:  # a target no longer configured is no longer on the page
-                median = float(p50[i, 0])
-                stats.append(
-                    sp.TargetStats(
-                        *names[target], int(measured[i]), int(failed[i]), None if median != median else median
-                    )
-                )
-        probed = set(raw.targets)
-        seen = {p for p, _ in names.values()}
-        for pid, (provider, model) in names.items():  # configured, never probed yet: listed, operational
-            if pid not in probed:
-                stats.append(sp.TargetStats(provider, model, 0, 0, None))
+        for i, t in enumerate(targets):
+            median = float(figures.ttft_p50_ms[i])
+            p50 = None if median != median else median
+            stats.append(
+                sp.TargetStats(t.provider, t.model, float(figures.probed_min[i]), float(figures.down_min[i]), p50)
+            )
         alerts = alerts_between(self._engine, now - timedelta(days=FEED_DAYS), now, fired_only=True)
-        incidents = [self._incident(a, config.secrets) for a in alerts if a.provider is None or a.provider in seen]
-        live = tuple(i for i in incidents if i.state == "firing")
-        recent = tuple(incidents[:FEED_MAX])
-        return Snapshot(now, sp.compute(stats, live), live, recent)
+        shown = public_alerts(alerts, targets)
+        firing = [self._incident(a) for a in shown if a.state == "firing"]
+        incidents = [self._incident(a) for a in shown if a.inhibited_by is None]
+        status = sp.compute(stats, firing, planned.under_maintenance(windows, targets, now))
+        return Snapshot(
+            now,
+            status,
+            tuple(i for i in incidents if i.state == "firing"),
+            tuple(incidents[:FEED_MAX]),
+            planned.notices(windows, targets, now),
+            config.status_site.title,
+            public_status_url(site_url=config.status_site.url),
+        )
 
     @staticmethod
-    def _incident(a, secrets) -> sp.Incident:
-        scope = "/".join(x for x in (a.provider, a.model) if x) or "all providers"
-        title = redact(a.summary, secrets) if a.summary else f"{a.rule}: {scope}"
+    def _incident(a) -> sp.Incident:
+        title = sp.public_title(a.metric, a.provider, a.model)
         updated = a.resolved_at or a.fired_at or a.started_at
         state = "firing" if a.state == "firing" else "resolved"
         return sp.Incident(
             a.id, a.rule, a.metric, a.provider, a.model, state, title, a.begins_at, a.resolved_at, updated
         )
+
+
+def status_json(snap: Snapshot) -> bytes:
+    body = sp.summary(
+        snap.status, snap.live, now=snap.at, page_name=snap.title, page_url=snap.url, maintenances=snap.maintenance
+    )
+    return json.dumps(body).encode()
+
+
+def atom_feed(snap: Snapshot) -> bytes:
+    return sp.incidents_atom(snap.recent, now=snap.at, page_name=snap.title, page_url=snap.url).encode()
+
+
+def badge_answer(snap: Snapshot, provider: str) -> tuple[str, str, bytes]:
+    if provider not in snap.status.providers:
+        return "404 Not Found", SVG, sp.badge_svg(provider[:40], None, None).encode()
+    svg = sp.badge_svg(provider, snap.status.providers[provider], snap.status.provider_p50_ms.get(provider))
+    return "200 OK", SVG, svg.encode()
 
 
 def public_response(environ, start_response, answer: tuple[str, str, bytes], max_age: Callable[[], int]) -> list[bytes]:

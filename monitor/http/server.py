@@ -2,8 +2,11 @@
 
 `StatusServer` serves a WSGI app (the router of app.py); `ListenAddress` is what
 `firsttoken run --listen` serves, wired from the service's parts: /metrics and /healthz from the
-service, /routes, the public status and /mcp read the database (a read replica when
-FIRSTTOKEN_READ_DATABASE_URL names one).
+service, /routes, the public status, the status site and /mcp read the database (a read replica
+when FIRSTTOKEN_READ_DATABASE_URL names one).
+
+A crowd on the status site connects all at once: the listen backlog holds LISTEN_BACKLOG pending
+connections (socketserver's default, 5, would drop the rest's SYNs into a 1 s retransmit).
 """
 
 from __future__ import annotations
@@ -22,6 +25,14 @@ from monitor.http.health import Health
 from monitor.http.mcp import mcp_app
 from monitor.http.public import PublicStatus
 from monitor.http.routes import routes_handler
+from monitor.http.statussite.serve import StatusPages
+from monitor.http.statussite.source import SiteSource
+
+LISTEN_BACKLOG = 1024  # the kernel caps it at net.core.somaxconn (4096 on current Linux)
+
+
+class _Server(ThreadingWSGIServer):
+    request_queue_size = LISTEN_BACKLOG
 
 
 class _QuietHandler(WSGIRequestHandler):
@@ -33,7 +44,7 @@ class StatusServer:
     """Serves `app` from a daemon thread; port 0 picks a free one (`port` says which)."""
 
     def __init__(self, host: str, port: int, app: WsgiApp) -> None:
-        self._server = make_server(host, port, app, ThreadingWSGIServer, handler_class=_QuietHandler)
+        self._server = make_server(host, port, app, _Server, handler_class=_QuietHandler)
         self.port = self._server.server_port
         self._thread = threading.Thread(target=self._server.serve_forever, name="firsttoken-status", daemon=True)
 
@@ -69,7 +80,8 @@ class ListenAddress:
             routes_handler(read_engine, base_urls=lambda: {t.id: t.base_url for t in config().targets}),
             ttl_s=lambda: ttl_for(cadence_s()),
         )
-        app = build_app(metrics, health, public.handle, routes, max_age_s=cadence_s, mcp=self._mcp)
+        self.pages = StatusPages(SiteSource(read_engine, config, public).read)
+        app = build_app(metrics, health, public.handle, routes, max_age_s=cadence_s, mcp=self._mcp, pages=self.pages)
         self._server = StatusServer(host, port, app)
         self.port = self._server.port
 

@@ -1,41 +1,54 @@
 """The public status, built from values: a Statuspage v2 summary, a badge, an Atom feed of incidents.
 
-Pure: callers hand in per-target recent counts and medians, and alerts; these
-functions return a dict or text. What goes out is public by design, so only
-what a status page would show: provider and model names, statuses, p50 TTFT,
-incident titles and times. Never a URL of ours besides the page's own public
-one, a region's base URL, a prompt, a key, or the dashboard's address.
+Pure: callers hand in per-target recent figures by the quorum of vantage points (minutes probed and
+down, `monitor.availability`; the median TTFT the quorum saw), the alerts the quorum confirmed, and
+what is under maintenance; these functions return a dict or text. What goes out is public by
+design, so only what a status page would show: provider and model names, statuses, p50 TTFT,
+incident titles and times, maintenance windows. Never a URL of ours besides the page's own public
+one, a region's base URL, a prompt, a key, an agent's name, or the dashboard's address.
 
 Component status, worst of:
-- availability over the window: < 50 % major_outage, < 95 % partial_outage;
-- a firing alert on it: error_rate -> partial_outage, anything else (latency,
-  decode speed, a route change) -> degraded_performance.
+- availability over the window (down minutes by the quorum over minutes probed): < 50 %
+  major_outage, < 95 % partial_outage;
+- a firing alert on it: error_rate -> partial_outage, anything else (latency, decode speed, a
+  route change) -> degraded_performance. Only alerts the quorum confirmed reach here: a vantage or
+  agent alert (DESIGN §11) is one agent's view, never public;
+- under_maintenance while a maintenance window covers it, unless it is worse than that.
 A provider is the worst of its models; a provider-wide alert counts for each.
-The page indicator follows the worst component: none, minor, major, critical.
+The page indicator follows the worst component: none, minor, major, critical (maintenance when the
+worst is a maintenance).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 from xml.sax.saxutils import escape
 
 OPERATIONAL, DEGRADED, PARTIAL, MAJOR = "operational", "degraded_performance", "partial_outage", "major_outage"
-ORDER = (OPERATIONAL, DEGRADED, PARTIAL, MAJOR)
-INDICATOR = {OPERATIONAL: "none", DEGRADED: "minor", PARTIAL: "major", MAJOR: "critical"}
+MAINTENANCE = "under_maintenance"
+ORDER = (OPERATIONAL, MAINTENANCE, DEGRADED, PARTIAL, MAJOR)  # worst last: an outage shows through maintenance
+INDICATOR = {OPERATIONAL: "none", MAINTENANCE: "maintenance", DEGRADED: "minor", PARTIAL: "major", MAJOR: "critical"}
 DESCRIPTION = {
     "none": "All Systems Operational",
+    "maintenance": "Service Under Maintenance",
     "minor": "Minor Service Outage",
     "major": "Partial System Outage",
     "critical": "Major Service Outage",
 }
 IMPACT = {DEGRADED: "minor", PARTIAL: "major", MAJOR: "critical"}
-LABEL = {OPERATIONAL: "operational", DEGRADED: "degraded", PARTIAL: "partial outage", MAJOR: "major outage"}
-COLOR = {OPERATIONAL: "#2e9e44", DEGRADED: "#d9a400", PARTIAL: "#e07000", MAJOR: "#d0312d"}
+LABEL = {
+    OPERATIONAL: "operational",
+    MAINTENANCE: "under maintenance",
+    DEGRADED: "degraded",
+    PARTIAL: "partial outage",
+    MAJOR: "major outage",
+}
+COLOR = {OPERATIONAL: "#2e9e44", MAINTENANCE: "#0969da", DEGRADED: "#d9a400", PARTIAL: "#e07000", MAJOR: "#d0312d"}
 MAJOR_BELOW, PARTIAL_BELOW = 0.5, 0.95
 
 
@@ -43,9 +56,9 @@ MAJOR_BELOW, PARTIAL_BELOW = 0.5, 0.95
 class TargetStats:
     provider: str
     model: str
-    measured: int  # probes in the window, cancelled ones left out
-    failed: int
-    ttft_p50_ms: float | None
+    probed: float  # minutes of the window some agent probed it in (cancelled probes left out)
+    down: float  # of those, down by the quorum of vantage points (monitor.availability)
+    ttft_p50_ms: float | None  # the median TTFT the quorum saw
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,18 +77,59 @@ class Incident:
     updated_at: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class Maintenance:
+    """Planned work as the public sees it: a window (now or ahead) and the components it covers."""
+
+    key: str  # stable across renders: the window's name and start
+    title: str  # the window's note, else its name
+    starts_at: datetime
+    ends_at: datetime
+    components: tuple[tuple[str, str], ...]  # (provider, model), sorted
+
+    def active(self, now: datetime) -> bool:
+        return self.starts_at <= now < self.ends_at
+
+    @property
+    def providers(self) -> tuple[str, ...]:
+        return tuple(sorted({p for p, _ in self.components}))
+
+
 def worst(statuses: Iterable[str]) -> str:
     return max(statuses, key=ORDER.index, default=OPERATIONAL)
+
+
+# What an incident is about, in a customer's words (an alert's own summary names rules, prompts,
+# regions and vantage points: operators' words, kept off the public status).
+_IMPACT_WORDS = {
+    "error_rate": "Elevated error rate",
+    "ttft_ms": "Slow first token",
+    "ttft_answer_ms": "Slow first answer token",
+    "total_ms": "Slow responses",
+    "tps": "Slow token generation",
+}
+
+
+def public_title(metric: str, provider: str | None, model: str | None) -> str:
+    """`Elevated error rate on openai/gpt-4o`: what a public incident is called, from values only."""
+    words = _IMPACT_WORDS.get(metric, f"Degraded {metric.replace('_', ' ')}")
+    if provider and model:
+        where = f"{provider}/{model}"
+    elif provider:
+        where = provider
+    else:
+        where = f"{model} (every provider)" if model else "every provider"
+    return f"{words} on {where}"
 
 
 def alert_status(metric: str) -> str:
     return PARTIAL if metric == "error_rate" else DEGRADED
 
 
-def availability_status(measured: int, failed: int) -> str:
-    if measured <= 0:
+def availability_status(probed: float, down: float) -> str:
+    if probed <= 0:
         return OPERATIONAL  # no probes yet: nothing known against it
-    share = 1 - failed / measured
+    share = 1 - down / probed
     if share < MAJOR_BELOW:
         return MAJOR
     if share < PARTIAL_BELOW:
@@ -105,22 +159,28 @@ class Status:
     providers: dict[str, str]
     models: dict[tuple[str, str], str]
     provider_p50_ms: dict[str, float | None]
+    model_p50_ms: dict[tuple[str, str], float | None] = field(default_factory=dict)
 
     @property
     def indicator(self) -> str:
         return INDICATOR[worst(self.providers.values())]
 
 
-def compute(stats: Sequence[TargetStats], live: Sequence[Incident]) -> Status:
+def compute(
+    stats: Sequence[TargetStats], live: Sequence[Incident], maintenance: Collection[tuple[str, str]] = ()
+) -> Status:
+    """`live`: the quorum's alerts (only those: see the module docstring); `maintenance`: the
+    (provider, model) components a maintenance window covers now."""
     firing = [i for i in live if i.state == "firing"]
     per_model: dict[tuple[str, str], list[TargetStats]] = {}
     for s in stats:
         per_model.setdefault((s.provider, s.model), []).append(s)
     models = {}
     for (provider, model), rows in per_model.items():
-        from_probes = availability_status(sum(r.measured for r in rows), sum(r.failed for r in rows))
+        from_probes = availability_status(sum(r.probed for r in rows), sum(r.down for r in rows))
         from_alerts = [alert_status(i.metric) for i in firing if _covers(i, provider, model)]
-        models[(provider, model)] = worst([from_probes, *from_alerts])
+        planned = [MAINTENANCE] if (provider, model) in maintenance else []
+        models[(provider, model)] = worst([from_probes, *from_alerts, *planned])
     providers = {}
     p50: dict[str, float | None] = {}
     for provider in sorted({p for p, _ in per_model}):
@@ -128,19 +188,27 @@ def compute(stats: Sequence[TargetStats], live: Sequence[Incident]) -> Status:
         providers[provider] = worst(
             [*mine, *(alert_status(i.metric) for i in firing if i.provider == provider and i.model is None)]
         )
-        medians = [
-            s.ttft_p50_ms
-            for s in stats
-            if s.provider == provider and s.ttft_p50_ms is not None and not math.isnan(s.ttft_p50_ms)
-        ]
-        p50[provider] = sorted(medians)[len(medians) // 2] if medians else None
-    return Status(providers, models, p50)
+        p50[provider] = median_of(s.ttft_p50_ms for s in stats if s.provider == provider)
+    model_p50 = {key: median_of(r.ttft_p50_ms for r in rows) for key, rows in per_model.items()}
+    return Status(providers, models, p50, model_p50)
+
+
+def median_of(values: Iterable[float | None]) -> float | None:
+    """A group's TTFT: the median of its members' medians (the upper middle), None without any."""
+    known = sorted(v for v in values if v is not None and not math.isnan(v))
+    return known[len(known) // 2] if known else None
 
 
 def summary(
-    status: Status, live: Sequence[Incident], *, now: datetime, page_name: str, page_url: str | None
+    status: Status,
+    live: Sequence[Incident],
+    *,
+    now: datetime,
+    page_name: str,
+    page_url: str | None,
+    maintenances: Sequence[Maintenance] = (),
 ) -> dict[str, Any]:
-    """The Statuspage v2 `summary.json` shape."""
+    """The Statuspage v2 `summary.json` shape; `maintenances`: the windows now and ahead."""
     page_id = _id("page", page_name)
     updated = _iso(now)
     components: list[dict[str, Any]] = []
@@ -172,8 +240,28 @@ def summary(
         "page": {"id": page_id, "name": page_name, "url": page_url, "time_zone": "Etc/UTC", "updated_at": updated},
         "components": components,
         "incidents": incidents,
-        "scheduled_maintenances": [],
+        "scheduled_maintenances": [maintenance_json(m, page_id, now) for m in maintenances if m.ends_at > now],
         "status": {"indicator": indicator, "description": DESCRIPTION[indicator]},
+    }
+
+
+def maintenance_json(m: Maintenance, page_id: str, now: datetime) -> dict[str, Any]:
+    """A Statuspage v2 scheduled maintenance."""
+    status = "in_progress" if m.active(now) else "scheduled"
+    mid = "ftm" + _id("maintenance", m.key)
+    affected = [{"code": _id("model", p, model), "name": f"{p}/{model}"} for p, model in m.components]
+    return {
+        "id": mid,
+        "name": m.title,
+        "status": status,
+        "impact": "maintenance",
+        "created_at": _iso(m.starts_at),
+        "updated_at": _iso(min(now, m.starts_at) if status == "scheduled" else m.starts_at),
+        "scheduled_for": _iso(m.starts_at),
+        "scheduled_until": _iso(m.ends_at),
+        "page_id": page_id,
+        "incident_updates": [],
+        "components": affected,
     }
 
 

@@ -28,7 +28,7 @@ def test_status_json_has_the_statuspage_summary_shape(running):
     body = wait_for(ready, 60)
     assert body, get(running, "/status.json").text
     assert set(body) == {"page", "components", "incidents", "scheduled_maintenances", "status"}
-    assert body["page"]["name"] == "firsttoken" and body["page"]["time_zone"] == "Etc/UTC"
+    assert body["page"]["name"] == "LLM provider status" and body["page"]["time_zone"] == "Etc/UTC"
     by_name = {c["name"]: c for c in body["components"]}
     provider = by_name["sim"]
     assert provider["group"] is True and len(provider["components"]) == 3
@@ -62,7 +62,7 @@ def test_incident_feed_is_atom(running):
     response = get(running, "/incidents.atom")
     assert response.headers["content-type"] == "application/atom+xml"
     feed = ET.fromstring(response.text)
-    assert feed.tag == f"{ATOM}feed" and feed.find(f"{ATOM}title").text == "firsttoken incidents"
+    assert feed.tag == f"{ATOM}feed" and feed.find(f"{ATOM}title").text == "LLM provider status incidents"
     entries = feed.findall(f"{ATOM}entry")
     assert entries and entries[0].find(f"{ATOM}title").text.startswith("[ongoing] ")
     assert all(e.find(f"{ATOM}id").text.startswith("urn:firsttoken:") for e in entries)

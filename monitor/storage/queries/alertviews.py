@@ -17,6 +17,9 @@ _A = Alert.__table__.c
 _O = NotificationOutbox.__table__.c
 _SIL = Silence.__table__.c
 LIVE_STATES = ("pending", "firing")
+# Below the quorum of vantage points (DESIGN §11; monitor.alerts.scope.VANTAGE_KINDS): one agent's view
+# of a target, or of its own path. Kept, shown to operators, never public.
+VANTAGE_SCOPES = ("vantage", "agent")
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,12 @@ class AlertView:
         if self.muted or self.silenced:
             return f"muted: {self.muted or 'silence'}"
         return ""
+
+    @property
+    def quorum_confirmed(self) -> bool:
+        """Confirmed by the quorum of vantage points: the only alerts the public status, its feed, its
+        badges and the Provider health page show (DESIGN §16). A vantage or agent alert is one agent's view."""
+        return self.scope_kind not in VANTAGE_SCOPES
 
     @property
     def is_change(self) -> bool:

@@ -1,0 +1,148 @@
+"""/status and /status/<provider> on the listen address, built for a crowd.
+
+A crowd arrives exactly when a provider is down (DESIGN §16). So the pages are rendered at most
+once per RENDER_TTL_S, all together, by whichever request finds them stale while the others wait
+for that one render (500 concurrent clients cost one render), and each page is gzipped once then.
+Every answer carries a strong ETag per encoding (a reload answers 304 with no body),
+`Cache-Control: public, max-age=RENDER_TTL_S` (a CDN or proxy in front absorbs the rest) and
+`Vary: Accept-Encoding`. When a render fails (the database is away), the last good pages go on
+being served, their "updated" time saying how old they are; with none yet, a 503 page.
+
+Other methods and paths under /status/ (the subscription routes) are not answered here: `__call__`
+returns None and the router goes on.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from monitor.http.conditional import etag_for, matches
+from monitor.http.statussite.render import SERVED, site_pages
+
+log = logging.getLogger(__name__)
+
+RENDER_TTL_S = 10.0
+GZIP_LEVEL = 6
+UNAVAILABLE = (
+    b"<!doctype html><html lang=en><meta charset=utf-8><title>Status unavailable</title>"
+    b"<main><h1>Status temporarily unavailable</h1><p>Please try again in a minute.</p></main></html>"
+)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One page, ready for any client: its bytes plain and gzipped, and the ETag of each."""
+
+    content_type: str
+    body: bytes
+    gzipped: bytes
+    etag: str
+    etag_gzip: str
+
+    @classmethod
+    def of(cls, content_type: str, body: bytes) -> Prepared:
+        tag = etag_for(body)
+        return cls(content_type, body, gzip.compress(body, GZIP_LEVEL, mtime=0), tag, tag[:-1] + '-gz"')
+
+
+def accepts_gzip(header: str | None) -> bool:
+    """Does an Accept-Encoding header take gzip (named, or `*`, and not with q=0)?"""
+    for part in (header or "").split(","):
+        name, *params = (x.strip() for x in part.split(";"))
+        if name.lower() not in ("gzip", "*"):
+            continue
+        q = 1.0
+        for param in params:
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        return q > 0
+    return False
+
+
+class StatusPages:
+    """The WSGI side of the site; `read` returns (snapshot, view.Site) (`SiteSource.read`)."""
+
+    def __init__(
+        self, read: Callable[[], tuple], ttl_s: float = RENDER_TTL_S, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._read = read
+        self._ttl_s = ttl_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._pages: dict[str, Prepared] | None = None
+        self._at = float("-inf")
+        self.renders = 0
+
+    def pages(self) -> dict[str, Prepared]:
+        """The current pages by path (`status`, `status/<provider>`), rendered when stale."""
+        pages = self._pages
+        if pages is not None and self._clock() - self._at < self._ttl_s:
+            return pages
+        with self._lock:  # one render; the requests arriving meanwhile wait for it, then share it
+            if self._pages is not None and self._clock() - self._at < self._ttl_s:
+                return self._pages
+            try:
+                _, site = self._read()
+                fresh = {path: Prepared.of(f.content_type, f.body) for path, f in site_pages(site, SERVED).items()}
+            except Exception as exc:
+                if self._pages is None:
+                    raise
+                log.warning("status pages not refreshed, serving the last ones: %s", type(exc).__name__)
+                self._at = self._clock()  # try again after another TTL, not on every request
+                return self._pages
+            self.renders += 1
+            self._pages, self._at = fresh, self._clock()
+            return fresh
+
+    def __call__(self, environ, start_response) -> list[bytes] | None:
+        path = environ.get("PATH_INFO", "")
+        if path != "/status" and not path.startswith("/status/"):
+            return None
+        if environ.get("REQUEST_METHOD", "GET") not in ("GET", "HEAD"):
+            return None
+        if path.endswith("/"):  # relative links assume /status and /status/<provider>
+            target = path.rstrip("/") or "/status"
+            start_response("301 Moved Permanently", [("Location", target), ("Content-Length", "0")])
+            return []
+        try:
+            pages = self.pages()
+        except Exception as exc:
+            log.warning("status pages unavailable: %s", type(exc).__name__)
+            start_response(
+                "503 Service Unavailable",
+                [("Content-Type", "text/html; charset=utf-8"), ("Retry-After", "30"), ("Cache-Control", "no-store"),
+                 ("Content-Length", str(len(UNAVAILABLE)))],
+            )  # fmt: skip
+            return [UNAVAILABLE]
+        page = pages.get(path.lstrip("/"))
+        if page is None:
+            return None
+        return respond(environ, start_response, page, int(self._ttl_s))
+
+
+def respond(environ, start_response, page: Prepared, max_age: int) -> list[bytes]:
+    zipped = accepts_gzip(environ.get("HTTP_ACCEPT_ENCODING"))
+    body, tag = (page.gzipped, page.etag_gzip) if zipped else (page.body, page.etag)
+    headers = [
+        ("Content-Type", page.content_type),
+        ("ETag", tag),
+        ("Cache-Control", f"public, max-age={max_age}"),
+        ("Vary", "Accept-Encoding"),
+    ]
+    if matches(environ.get("HTTP_IF_NONE_MATCH"), tag):
+        start_response("304 Not Modified", [h for h in headers if h[0] != "Content-Type"])
+        return []
+    if zipped:
+        headers.append(("Content-Encoding", "gzip"))
+    headers.append(("Content-Length", str(len(body))))
+    start_response("200 OK", headers)
+    return [] if environ.get("REQUEST_METHOD") == "HEAD" else [body]

@@ -1,0 +1,84 @@
+"""What the status site shows, read from the database: the public snapshot (`PublicStatus`: the
+last 15 minutes, the quorum's alerts, maintenance) and the daily history of the shown targets by
+the quorum (`statushistory.daily`), which changes by the hour and is read at most every HISTORY_S.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+
+from monitor.http import planned
+from monitor.http.public import PublicStatus, Snapshot, shown_targets
+from monitor.http.statussite import view
+
+HISTORY_S = 60.0  # the hourly rollups behind the bars are recomputed every few minutes at most
+
+
+def shown(config) -> list[view.Shown]:
+    """The site's targets, each with the tightest TTFT bound of an SLO over it (its `slow` line)."""
+    out = []
+    for t in shown_targets(config):
+        bound, name = None, None
+        for slo in config.slos:
+            limit = slo.good.ttft_ms.below if slo.good.ttft_ms is not None else None
+            covers = limit is not None and slo.matches(t.provider, t.model, t.region, t.prompt)
+            if covers and (bound is None or limit < bound):
+                bound, name = float(limit), slo.name
+        out.append(view.Shown(t.id, t.provider, t.model, bound, name))
+    return out
+
+
+def read_history(engine, config, targets: Sequence, now: datetime, days: int) -> view.History:
+    """`days` daily bars up to `now` (today's so far) and the uptime windows, by the quorum."""
+    from monitor.storage.queries import statushistory
+
+    start = statushistory.day_start(now, days)
+    spans = view.window_spans(days)
+    windows = planned.windows_between(engine, config, start, now)
+    daily = statushistory.daily(
+        engine,
+        start,
+        now,
+        [t.id for t in targets],
+        {name: now - span for name, span in spans.items()},
+        planned.excluded(windows, targets),
+    )
+    return view.History(
+        daily.targets,
+        tuple(d.date() for d in daily.day_starts),
+        daily.probed_h,
+        daily.down_h,
+        daily.ttft_p50_ms,
+        daily.windows,
+        {name: span / timedelta(hours=1) for name, span in spans.items()},
+        daily.maintenance_h,
+    )
+
+
+class SiteSource:
+    """`read()`: the public snapshot and the site's view of it, now. Thread-safe; the snapshot has its
+    own cache (PublicStatus)."""
+
+    def __init__(self, engine, config: Callable[[], object], public: PublicStatus | None = None) -> None:
+        self._engine = engine
+        self._config = config
+        self.public = public or PublicStatus(engine, config)
+        self._lock = threading.Lock()
+        self._history: tuple[float, tuple, view.History] | None = None
+
+    def read(self) -> tuple[Snapshot, view.Site]:
+        snap = self.public.snapshot()
+        config = self._config()
+        days = int(config.status_site.history_days)
+        targets = shown_targets(config)
+        key = (tuple(t.id for t in targets), days)
+        with self._lock:
+            cached = self._history
+            if cached is None or cached[1] != key or time.monotonic() - cached[0] >= HISTORY_S:
+                history = read_history(self._engine, config, targets, snap.at, days)
+                self._history = cached = (time.monotonic(), key, history)
+        site = view.build(snap, cached[2], shown(config), history_days=days, subscribe=config.smtp is not None)
+        return snap, site
