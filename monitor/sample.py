@@ -11,7 +11,7 @@ import csv
 import dataclasses
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -180,9 +180,11 @@ def output_dict(sample: Sample) -> dict[str, Any]:
 
 # The two spellings of samples on the command line (`probe --json`, `samples --json/--csv`) and
 # in the dashboard's download: one place, so they cannot drift apart.
-def write_json(samples: Sequence[Sample], out: TextIO) -> None:
+def write_json(samples: Sequence[Sample], out: TextIO, extra: Callable[[Sample], dict] | None = None) -> None:
+    """One JSON object a line; `extra(sample)`: fields a reader adds (`samples --json`'s `in_maintenance`)."""
     for sample in samples:
-        out.write(json.dumps(output_dict(sample), separators=(",", ":"), default=str) + "\n")
+        row = output_dict(sample) if extra is None else output_dict(sample) | extra(sample)
+        out.write(json.dumps(row, separators=(",", ":"), default=str) + "\n")
 
 
 def write_csv(samples: Sequence[Sample], out: TextIO) -> None:

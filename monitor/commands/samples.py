@@ -1,7 +1,9 @@
 """`firsttoken samples`: print stored samples as a table, JSON lines or CSV.
 
 JSON and CSV carry the fields of `probe --json` plus `agent` and `id`
-(`Sample.to_dict()`), oldest first.
+(`Sample.to_dict()`), oldest first. JSON adds `in_maintenance`: whether one of our maintenance
+windows (DESIGN §16: the config's, or `firsttoken maintenance add`'s) covers the probe, computed
+as it is read (monitor.maintenance says why).
 """
 
 from __future__ import annotations
@@ -54,22 +56,47 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("firsttoken samples: --limit must be at least 1")
     try:
         with migrated_engine(args, read_only=True) as engine:
+            now = datetime.now(UTC)
             samples = recent_samples(
                 engine,
                 target_glob=getattr(args, "target", None) or "*",
-                since=datetime.now(UTC) - timedelta(seconds=since_s),
+                since=now - timedelta(seconds=since_s),
                 limit=limit,
             )
+            if getattr(args, "json", False):
+                covered = _maintenance(engine, args, samples, now)
     except SchemaNotReady as exc:
         print(f"firsttoken: {exc}", file=sys.stderr)
         return 1
     if getattr(args, "json", False):
-        write_json(samples, sys.stdout)
+        write_json(samples, sys.stdout, extra=lambda s: {"in_maintenance": covered.covers(s.target, s.started_at)})
     elif getattr(args, "csv", False):
         write_csv(samples, sys.stdout)
     else:
         write_table(samples, sys.stdout)
     return 0
+
+
+def _maintenance(engine, args: argparse.Namespace, samples: Sequence[Sample], now: datetime):
+    """Which of the samples' targets our maintenance windows cover, over the samples' span."""
+    import os
+
+    from monitor.maintenance.store import coverage_between
+
+    if not samples:
+        from monitor.maintenance.windows import Coverage
+
+        return Coverage({})
+    config_windows: tuple = ()
+    path = getattr(args, "config", None) or "firsttoken.yaml"
+    if os.path.exists(path):
+        from monitor.config import load_config
+
+        config_windows = load_config(path).maintenance
+    first = min(s.started_at for s in samples)
+    with engine.connect() as conn:
+        targets = {s.target: s for s in samples}.values()  # a Sample has its target's labels
+        return coverage_between(conn, config_windows, targets, first, now, key="target")
 
 
 def write_table(samples: Sequence[Sample], out: TextIO) -> None:

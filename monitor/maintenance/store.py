@@ -77,9 +77,12 @@ def active_windows(conn: Connection, config_windows: Iterable, now: datetime) ->
     return [w for w in windows_between(conn, config_windows, now, now + INSTANT) if w.active(now)]
 
 
-def coverage_between(conn: Connection, config_windows: Iterable, targets: Iterable, start: datetime, end: datetime):
-    """Which of `targets` our windows cover over [start, end) (`Coverage`: provider windows left out)."""
-    return Coverage.of(windows_between(conn, config_windows, start, end), targets)
+def coverage_between(
+    conn: Connection, config_windows: Iterable, targets: Iterable, start: datetime, end: datetime, key: str = "id"
+):
+    """Which of `targets` our windows cover over [start, end] (`Coverage`: provider windows left out;
+    `key`: as for `Coverage.of`)."""
+    return Coverage.of(windows_through(conn, config_windows, start, end), targets, key)
 
 
 def slo_coverage(engine: Engine, config_windows: Iterable, targets: Iterable, slos: Iterable, now: datetime):

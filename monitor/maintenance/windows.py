@@ -180,14 +180,14 @@ class Coverage:
         self._starts = {t: [b for b, _ in s] for t, s in self._spans.items()}
 
     @classmethod
-    def of(cls, windows: Iterable[ActiveWindow], targets: Iterable[Any]) -> Coverage:
-        """`targets`: anything with `id` (or `target`) and provider/model/region/prompt."""
+    def of(cls, windows: Iterable[ActiveWindow], targets: Iterable[Any], key: str = "id") -> Coverage:
+        """`targets`: anything with provider/model/region/prompt and its target id in `key` (a config
+        Target's `id`; a Sample's is `target`)."""
         ours = [w for w in windows if w.ours]
         spans: dict[str, list[tuple[datetime, datetime]]] = {}
         if ours:
             for t in targets:
-                key = getattr(t, "id", None) or t.target
-                spans[key] = [(w.starts_at, w.ends_at) for w in ours if w.covers(t)]
+                spans[getattr(t, key)] = [(w.starts_at, w.ends_at) for w in ours if w.covers(t)]
         return cls(spans)
 
     def __bool__(self) -> bool:
