@@ -86,18 +86,30 @@ class OtlpReceiver:
 
 
 class StatusPageServer:
-    """A provider's official status page: serves `document` as Statuspage v2 summary JSON."""
+    """A provider's official status page: serves `document` as Statuspage v2 summary JSON, and
+    `maintenances` (its `scheduled_maintenances`) at `scheduled-maintenances.json` beside it (404
+    while None). `hits` counts the summary's GETs, `maintenance_hits` the other's."""
 
     def __init__(self) -> None:
         self.document: dict = {"page": {"id": "x", "name": "Sim"}, "incidents": [], "components": []}
+        self.maintenances: list | None = []
         self.status_code = 200
         self.hits = 0
+        self.maintenance_hits = 0
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
-                server.hits += 1
-                body = json.dumps(server.document).encode()
+                if self.path.endswith("/scheduled-maintenances.json"):
+                    server.maintenance_hits += 1
+                    if server.maintenances is None:
+                        self.send_error(404)
+                        return
+                    doc = {"page": server.document.get("page"), "scheduled_maintenances": server.maintenances}
+                    body = json.dumps(doc).encode()
+                else:
+                    server.hits += 1
+                    body = json.dumps(server.document).encode()
                 self.send_response(server.status_code)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
