@@ -51,7 +51,7 @@ browser-deps:
 # Debian's Prometheus (with promtool) and Alertmanager, PgBouncer and tinyproxy for the integration tests
 # (-m integration). Installed, never started as services: the tests start their own on loopback.
 # One apt-get update, only when something is missing, so a second run changes nothing.
-INTEGRATION_TOOLS := prometheus promtool prometheus-alertmanager pgbouncer tinyproxy
+INTEGRATION_TOOLS := prometheus promtool prometheus-alertmanager amtool pgbouncer tinyproxy
 integration-deps:
 	@missing=""; for tool in $(INTEGRATION_TOOLS); do command -v $$tool >/dev/null || [ -x /usr/sbin/$$tool ] || [ -x /usr/bin/$$tool ] || missing="$$missing $$tool"; done; \
 	if [ -n "$$missing" ]; then \
