@@ -46,6 +46,7 @@ COMMANDS = {
     "silence": ("silence", "add, list or expire silences"),
     "status": ("status", "the public status site: `status export DIR` writes it as static files"),
     "maintenance": ("maintenance", "add, list, end or export maintenance windows (pages muted, probes marked)"),
+    "incident": ("incident", "list, show, publish, update or resolve the status site's incidents"),
     "check-config": ("check_config", "validate the config and print the expanded matrix"),
     "schema": ("schema", "print the JSON Schema of firsttoken.yaml (for editors)"),
     "db": ("db", "database schema: upgrade (migrate to the newest) or current"),

@@ -161,6 +161,7 @@ class Service:
             metrics=self.metrics.chunks,
             health=self.health,
             read_engine=self.read_engine,
+            engine=self.engine,  # status subscriptions write (DESIGN §16)
             config=lambda: self.config,
         )
         self.status.start()

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from sqlalchemy import Engine, update
+from sqlalchemy import Engine, Table, update
 
 from monitor.storage.models import NotificationOutbox
 
@@ -27,8 +27,9 @@ OUTBOX = NotificationOutbox.__table__
 class ClaimKeeper:
     """Renews the leases of the rows held, from a thread of its own, until closed."""
 
-    def __init__(self, engine: Engine, lease_s: float, clock: Callable[[], datetime]) -> None:
+    def __init__(self, engine: Engine, lease_s: float, clock: Callable[[], datetime], table: Table = OUTBOX) -> None:
         self._engine = engine
+        self._table = table  # any outbox with id, status, attempts, next_attempt_at (subscribers' too)
         self._lease = timedelta(seconds=lease_s)
         self._every_s = lease_s / 4
         self._clock = clock
@@ -60,11 +61,12 @@ class ClaimKeeper:
                 return 0
             lease_until = self._clock() + self._lease
             renewed = 0
+            table = self._table
             with self._engine.begin() as conn:
                 for row_id, attempts in self._held.items():
                     renewed += conn.execute(
-                        update(OUTBOX)
-                        .where(OUTBOX.c.id == row_id, OUTBOX.c.status == "pending", OUTBOX.c.attempts == attempts)
+                        update(table)
+                        .where(table.c.id == row_id, table.c.status == "pending", table.c.attempts == attempts)
                         .values(next_attempt_at=lease_until)
                     ).rowcount
             return renewed

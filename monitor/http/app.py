@@ -2,6 +2,8 @@
 
     /mcp, /mcp/...                         the MCP tools (mcp.py), when given
     /routes                                the live ranking (routes.py), when given
+    /status/subscribe, /status/confirm,
+    /status/unsubscribe                    status subscriptions (monitor/subscriptions/web.py), when given
     /status, /status/<provider>            the status site's pages (statussite/serve.py)
     /status.json, /badge/<p>.svg,
     /incidents.atom                        the public status (public.py), when given
@@ -25,6 +27,7 @@ from monitor.http.routes import routes_response
 
 WsgiApp = Callable[[dict, Callable], Iterable[bytes]]
 DEFAULT_MAX_AGE_S = 15
+SUBSCRIPTION_PATHS = ("/status/subscribe", "/status/confirm", "/status/unsubscribe")
 
 
 def build_app(
@@ -34,6 +37,7 @@ def build_app(
     routes: Callable[[str], tuple[int, bytes]] | None = None,
     max_age_s: Callable[[], int] | None = None,
     mcp: Callable[..., Any] | None = None,
+    subscriptions: WsgiApp | None = None,
     pages: Callable[[dict, Callable], list[bytes] | None] | None = None,
 ) -> WsgiApp:
     def max_age() -> int:
@@ -45,6 +49,8 @@ def build_app(
             return mcp(environ, start_response)
         if path == "/routes" and routes is not None:
             return routes_response(environ, start_response, routes, max_age)
+        if subscriptions is not None and path in SUBSCRIPTION_PATHS:
+            return subscriptions(environ, start_response)
         if pages is not None and (answer := pages(environ, start_response)) is not None:
             return answer
         answer = public(path) if public is not None else None

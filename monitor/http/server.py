@@ -27,6 +27,7 @@ from monitor.http.public import PublicStatus
 from monitor.http.routes import routes_handler
 from monitor.http.statussite.serve import StatusPages
 from monitor.http.statussite.source import SiteSource
+from monitor.subscriptions.web import SubscriptionPages
 
 LISTEN_BACKLOG = 1024  # the kernel caps it at net.core.somaxconn (4096 on current Linux)
 
@@ -58,7 +59,8 @@ class StatusServer:
 
 class ListenAddress:
     """Everything `firsttoken run` serves on --listen. `config` returns the running config (reloads
-    included): the probe cadence, the targets' endpoints and the MCP tools follow it."""
+    included): the probe cadence, the targets' endpoints and the MCP tools follow it. `engine`, the
+    writable database, serves the status subscriptions (none without it)."""
 
     def __init__(
         self,
@@ -69,6 +71,7 @@ class ListenAddress:
         health: Callable[[], Health],
         read_engine,
         config: Callable[[], Any],
+        engine=None,
     ) -> None:
         public = PublicStatus(read_engine, config)
         self._mcp = mcp_app(config, host, public.snapshot)
@@ -81,7 +84,12 @@ class ListenAddress:
             ttl_s=lambda: ttl_for(cadence_s()),
         )
         self.pages = StatusPages(SiteSource(read_engine, config, public).read)
-        app = build_app(metrics, health, public.handle, routes, max_age_s=cadence_s, mcp=self._mcp, pages=self.pages)
+        # Subscribing writes: the primary (`engine`), never a read replica.
+        subscriptions = SubscriptionPages(engine, config) if engine is not None else None
+        app = build_app(
+            metrics, health, public.handle, routes, max_age_s=cadence_s, mcp=self._mcp, pages=self.pages,
+            subscriptions=subscriptions,
+        )  # fmt: skip
         self._server = StatusServer(host, port, app)
         self.port = self._server.port
 

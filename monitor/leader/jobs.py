@@ -28,12 +28,14 @@ def leader_jobs(config: Config) -> dict[str, tuple[float, LeaderJob]]:
     # Imported here: `firsttoken --help` and every other command need none of the alert engine.
     from monitor.alerts.engine import alert_jobs_for
     from monitor.official.poll import POLL_EVERY_S, poll_status_pages
+    from monitor.subscriptions.outbox import subscription_jobs_for
 
     alerting = config.alerting
     return {
         "rollups": (ROLLUP_EVERY_S, roll_up),
         "retention": (RETENTION_EVERY_S, keep_house),
         **alert_jobs_for(alerting),  # rules and SLOs, one round (DESIGN §15)
+        **subscription_jobs_for(alerting),  # incident updates to status subscribers (DESIGN §16)
         "status-pages": (POLL_EVERY_S, poll_status_pages),  # providers' official incidents (monitor.official)
     }
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from email import policy
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from typing import Any
@@ -24,6 +25,9 @@ from typing import Any
 from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined, select_autoescape
 
 MAX_SUBJECT_CHARS = 200
+# Lines up to RFC 5322's 998: the standard library folds a header of words with brackets or parentheses
+# before its first word, and the receiver unfolds it into a subject that starts with a space.
+POLICY = policy.default.clone(max_line_length=998)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +77,7 @@ def compose(
     message_id: str | None = None,
 ) -> EmailMessage:
     """The message `name` (`<name>.txt.j2` and `<name>.html.j2`) rendered with `context`."""
-    message = EmailMessage()
+    message = EmailMessage(policy=POLICY)
     message["Subject"] = one_line(subject)
     message["From"] = sender
     message["To"] = to if isinstance(to, str) else ", ".join(to)

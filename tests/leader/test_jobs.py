@@ -11,17 +11,20 @@ from monitor.leader.jobs import RETENTION_EVERY_S, ROLLUP_EVERY_S, keep_house, l
 from monitor.official.poll import POLL_EVERY_S, poll_status_pages
 from monitor.storage import migrate
 from monitor.storage.db import make_engine
+from monitor.subscriptions.outbox import SubscriberDelivery
 
 
 def test_the_list_runs_at_the_alerting_timings_of_the_config_it_is_given():
     config = load_config_text("database: sqlite:///x.db\nalerting: {evaluate_every: 7s, deliver_every: 3s}\n")
     jobs = leader_jobs(config)
     # Evaluation before delivery: a new page goes out on the same tick.
-    assert list(jobs) == ["rollups", "retention", "alerts.evaluate", "alerts.deliver", "status-pages"]
+    assert list(jobs) == ["rollups", "retention", "alerts.evaluate", "alerts.deliver", "status.deliver", "status-pages"]
     assert jobs["rollups"] == (ROLLUP_EVERY_S, roll_up) and jobs["retention"] == (RETENTION_EVERY_S, keep_house)
     assert jobs["status-pages"] == (POLL_EVERY_S, poll_status_pages)
     assert jobs["alerts.evaluate"][0] == 7.0 and isinstance(jobs["alerts.evaluate"][1].__self__, AlertEngine)
     assert jobs["alerts.deliver"][0] == 3.0 and isinstance(jobs["alerts.deliver"][1].__self__, OutboxDelivery)
+    # Incident updates to status subscribers (DESIGN §16), at the same pace as the alert outbox.
+    assert jobs["status.deliver"][0] == 3.0 and isinstance(jobs["status.deliver"][1].__self__, SubscriberDelivery)
 
 
 def test_housekeeping_runs_on_sqlite(tmp_path):
