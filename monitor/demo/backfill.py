@@ -63,15 +63,16 @@ def auto_interval_s(history_s: float) -> float:
     return min(MAX_INTERVAL_S, max(MIN_INTERVAL_S, history_s / STEPS))
 
 
-def history_end_s(now_s: float, interval_s: float) -> float:
-    """Where a history written at `now_s` ends: the probe grid's last multiple of `interval_s`.
+def history_end_s(now_s: float, interval_s: float, step_s: float | None = None) -> float:
+    """Where a history written at `now_s` ends: the last multiple of both the probe interval and the
+    alert step (`alerting.evaluate_every`).
 
-    Each target's grid is a fixed phase in epoch time, so a history ending on
-    a multiple of the interval has its probes at the same offsets from its
-    end whenever it is written; so do its incidents and alert rounds, placed
-    from that end.
+    Each target's grid is a fixed phase in epoch time, and alert rounds fall on the step's epoch grid,
+    so a history ending on a multiple of both has its probes and its rounds at the same offsets from
+    its end whenever it is written; so do its incidents, placed from that end.
     """
-    return (now_s // interval_s) * interval_s
+    grid_s = interval_s if step_s is None else math.lcm(round(interval_s), round(step_s))
+    return (now_s // grid_s) * grid_s
 
 
 def probe_times(targets: Sequence, start_s: float, end_s: float, interval_s: float) -> Iterator[tuple[float, int]]:

@@ -29,6 +29,7 @@ from monitor.demo.backfill import Job, WorkerPool, auto_interval_s, backfill, hi
 from monitor.demo.cast import PROVIDERS, long_prompt_text
 from monitor.demo.demo_config import (
     DEMO_AGENT,
+    EVALUATE_EVERY,
     LONG_PROMPT_FILE,
     REAL_INTERVAL,
     config_text,
@@ -39,6 +40,7 @@ from monitor.demo.far_agent import FarAgent
 from monitor.demo.incidents import DemoSource, demo_peak_s, schedule
 from monitor.demo.progress import ProgressBar
 from monitor.demo.vantage import FAR_PATH_MS, LIVE_CONGESTION_AFTER_S, LIVE_CONGESTION_S, Vantage, far_vantage
+from monitor.units import parse_duration
 
 log = logging.getLogger(__name__)
 SIM_PROVIDERS = frozenset(p.name for p in PROVIDERS)
@@ -97,7 +99,7 @@ async def run_demo(options: DemoOptions, pool: WorkerPool | None = None) -> int:
     now_s = time.time()
     # The history ends on its probe grid; its incidents, daily cycle and demo-far's congested hour are
     # placed from that end: one seed, one history (monitor/demo/backfill.py). The live ones start now.
-    epoch_s = history_end_s(now_s, options.history_interval_s)
+    epoch_s = history_end_s(now_s, options.history_interval_s, parse_duration(EVALUATE_EVERY))
     incidents = schedule(epoch_s, options.backfill_s, now_s)
     simulator = Simulator(source=DemoSource(incidents, peak_s=demo_peak_s(epoch_s)), seed=options.seed)
     sim_port = await simulator.start("127.0.0.1", 0)

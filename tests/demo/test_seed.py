@@ -12,9 +12,11 @@ import pytest
 
 from monitor.config import load_config
 from monitor.demo.backfill import WorkerPool, history_end_s
+from monitor.demo.demo_config import EVALUATE_EVERY
 from monitor.demo.incidents import HOUR_S, schedule
 from monitor.demo.runner import SIM_PROVIDERS, DemoOptions, fill_history, migrate, write_workdir
 from monitor.demo.vantage import far_vantage
+from monitor.units import parse_duration
 
 HISTORY_S = 3 * HOUR_S  # as the other demo tests: every incident fires and resolves in it
 SEED = 7
@@ -31,7 +33,7 @@ def backfill_at(now_s: float, workdir: Path, pool: WorkerPool | None) -> tuple[l
     options = DemoOptions(
         backfill_s=HISTORY_S, db_path=workdir / "demo.db", workdir=workdir, dashboard=False, live=False, seed=SEED
     )
-    epoch_s = history_end_s(now_s, options.history_interval_s)
+    epoch_s = history_end_s(now_s, options.history_interval_s, parse_duration(EVALUATE_EVERY))
     config_path = write_workdir(options, "http://127.0.0.1:9")  # the backfill never dials the simulator
     config = load_config(config_path)
     migrate(config.database_url)
