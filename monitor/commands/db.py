@@ -54,6 +54,17 @@ def open_migrated(args: argparse.Namespace, *, read_only: bool = False):
     return engine
 
 
+def config_section(args: argparse.Namespace, section: str) -> tuple:
+    """The config file's `section` (`silences`, `maintenance`) when there is a config file, else ():
+    the commands that manage what the database holds work without one."""
+    path = getattr(args, "config", None) or "firsttoken.yaml"
+    if not os.path.exists(path):
+        return ()
+    from monitor.config import load_config
+
+    return getattr(load_config(path), section)
+
+
 @contextlib.contextmanager
 def migrated_engine(args: argparse.Namespace, *, read_only: bool = False) -> Iterator:
     """`open_migrated`, disposed on leaving the block."""

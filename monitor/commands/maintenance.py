@@ -82,17 +82,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _open(args: argparse.Namespace):
-    import os
+    from monitor.commands.db import config_section, open_migrated
 
-    config_windows: tuple = ()
-    path = getattr(args, "config", "firsttoken.yaml")
-    if os.path.exists(path):
-        from monitor.config import load_config
-
-        config_windows = load_config(path).maintenance
-    from monitor.commands.db import open_migrated
-
-    return open_migrated(args), config_windows
+    return open_migrated(args), config_section(args, "maintenance")
 
 
 def _parse_add(args: argparse.Namespace, now: datetime) -> dict:

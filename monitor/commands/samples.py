@@ -79,20 +79,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _maintenance(engine, args: argparse.Namespace, samples: Sequence[Sample], now: datetime):
     """Which of the samples' targets our maintenance windows cover, over the samples' span."""
-    import os
-
+    from monitor.commands.db import config_section
     from monitor.maintenance.store import coverage_between
 
     if not samples:
         from monitor.maintenance.windows import Coverage
 
         return Coverage({})
-    config_windows: tuple = ()
-    path = getattr(args, "config", None) or "firsttoken.yaml"
-    if os.path.exists(path):
-        from monitor.config import load_config
-
-        config_windows = load_config(path).maintenance
+    config_windows = config_section(args, "maintenance")
     first = min(s.started_at for s in samples)
     with engine.connect() as conn:
         targets = {s.target: s for s in samples}.values()  # a Sample has its target's labels

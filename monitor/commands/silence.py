@@ -94,17 +94,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _open(args: argparse.Namespace):
-    import os
+    from monitor.commands.db import config_section, open_migrated
 
-    config_silences: tuple = ()
-    path = getattr(args, "config", "firsttoken.yaml")
-    if os.path.exists(path):
-        from monitor.config import load_config
-
-        config_silences = load_config(path).silences
-    from monitor.commands.db import open_migrated
-
-    return open_migrated(args), config_silences
+    return open_migrated(args), config_section(args, "silences")
 
 
 def _add(args: argparse.Namespace, now: datetime) -> int:

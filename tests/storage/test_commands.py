@@ -42,9 +42,12 @@ def test_samples_json_has_probe_fields_plus_agent_and_id(recent, capsys):
     assert samples_command.run(samples_args(json=True)) == 0
     lines = capsys.readouterr().out.splitlines()
     objects = [json.loads(line) for line in lines]
-    # Every field, and the older name of cache_read_tokens beside it (an alias of the output alone).
-    assert objects == [{**s.to_dict(), "cached_input_tokens": s.cache_read_tokens} for s in recent]
-    assert list(objects[0]) == list(OUTPUT_FIELDS) and {"agent", "id"} <= set(objects[0])
+    # Every field, the older name of cache_read_tokens beside it (an alias of the output alone), and
+    # whether a maintenance window covers the probe (DESIGN §16; none here).
+    assert objects == [
+        {**s.to_dict(), "cached_input_tokens": s.cache_read_tokens, "in_maintenance": False} for s in recent
+    ]
+    assert list(objects[0]) == [*OUTPUT_FIELDS, "in_maintenance"] and {"agent", "id"} <= set(objects[0])
     assert set(OUTPUT_FIELDS) - set(SAMPLE_FIELDS) == {"cached_input_tokens"}
     assert objects[0]["cached_input_tokens"] == objects[0]["cache_read_tokens"] == 3
     assert [Sample.from_dict(o) for o in objects] == recent  # the output reads back as it was stored

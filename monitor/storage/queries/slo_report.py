@@ -55,17 +55,7 @@ def slo_report(
     group_of_target = {t: i for i, k in enumerate(keys) for t in scoped[k][1]}
     windows = sorted({*long_windows(slo.period_s), slo.period_s / EXHAUSTION_WINDOW})
     start = now - timedelta(seconds=slo.period_s)
-    counts: ScopeCounts = scope_counts(
-        engine,
-        group_of_target,
-        len(keys),
-        bounds_of(slo),
-        checks=slo.good.checks,
-        start=start,
-        end=now,
-        windows_s=windows,
-        excluded=_excluded(maintenance, start, now),
-    )
+    counts = _counts(engine, slo, group_of_target, len(keys), start, now, maintenance, windows)
     observed = observed_s(counts.first_s, now, slo.period_s)
     statuses = []
     for i, key in enumerate(keys):
@@ -76,9 +66,21 @@ def slo_report(
     return SloReport(info, tuple(statuses), counts.days, counts.day_probes, counts.day_good)
 
 
-def _excluded(maintenance, start: datetime, end: datetime):
-    """Per target, the maintenance spans inside [start, end) (None: no windows)."""
-    return None if maintenance is None else maintenance.clipped(start, end) or None
+def _counts(engine: Engine, slo, group_of_target, n_groups: int, start, end, maintenance, windows_s=()) -> ScopeCounts:
+    """`scope_counts` of an SLO's scopes over [start, end), the probes in `maintenance` (a `Coverage`
+    or None) left out."""
+    excluded = None if maintenance is None else maintenance.clipped(start, end) or None
+    return scope_counts(
+        engine,
+        group_of_target,
+        n_groups,
+        bounds_of(slo),
+        checks=slo.good.checks,
+        start=start,
+        end=end,
+        windows_s=windows_s,
+        excluded=excluded,
+    )
 
 
 def observed_s(first_s: np.ndarray, now: datetime, period_s: float) -> np.ndarray:
@@ -147,16 +149,7 @@ def monthly_attainment(
         group_of_target = {t: i for i, k in enumerate(keys) for t in scoped[k][1]}
         for start, end in itertools.pairwise(starts):
             end = end or now
-            counts = scope_counts(
-                engine,
-                group_of_target,
-                len(keys),
-                bounds_of(slo),
-                checks=slo.good.checks,
-                start=start,
-                end=end,
-                excluded=_excluded(maintenance, start, end),
-            )
+            counts = _counts(engine, slo, group_of_target, len(keys), start, end, maintenance)
             for i, key in enumerate(keys):
                 rows.append(
                     MonthRow(
