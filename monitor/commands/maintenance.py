@@ -21,9 +21,8 @@ import json
 import sys
 from datetime import UTC, datetime, timedelta
 
-from monitor.commands.silence import _iso, _match_text, _user, parse_match, parse_time
+from monitor.commands.silence import _iso, _match_text, _user, add_span_arguments, parse_match, parse_span
 from monitor.errors import UsageError
-from monitor.units import DURATION_HINT, parse_duration
 
 PROG = "maintenance"
 MAX_WINDOW = timedelta(days=31)  # planned work longer than a month is an outage by another name
@@ -33,11 +32,7 @@ ACTIONS = ("add", "list", "end", "export")
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="maintenance_command", metavar="{add,list,end,export}")
     add = sub.add_parser("add", help="add a maintenance window: mute pages of a scope, mark its probes")
-    add.add_argument("--match", required=True, help="labels to match: provider=X,model=Y,region=Z,prompt=W (globs)")
-    until = add.add_mutually_exclusive_group(required=True)
-    until.add_argument("--for", dest="duration", help="how long, e.g. 30m, 2h")
-    until.add_argument("--until", help="when it ends, ISO 8601 (UTC if no offset)")
-    add.add_argument("--starts", help="when it starts, ISO 8601 (default now)")
+    add_span_arguments(add, "how long, e.g. 30m, 2h")
     add.add_argument("--note", required=True, help="what is being done (shown on the status site)")
     add.add_argument("--name", help="a short name (default: the match)")
     lst = sub.add_parser("list", help="list maintenance windows: active and upcoming (--all: ended ones too)")
@@ -91,16 +86,7 @@ def _parse_add(args: argparse.Namespace, now: datetime) -> dict:
     from monitor.maintenance.store import validate_match
 
     match = parse_match(args.match, PROG, validate_match)
-    starts = parse_time(args.starts, "--starts", PROG) if args.starts else now
-    if args.duration is not None:
-        try:
-            ends = starts + timedelta(seconds=parse_duration(args.duration))
-        except ValueError:
-            raise UsageError(f"firsttoken maintenance: --for: {DURATION_HINT}") from None
-    else:
-        ends = parse_time(args.until, "--until", PROG)
-    if ends <= max(starts, now):
-        raise UsageError("firsttoken maintenance: the window would already be over")
+    starts, ends = parse_span(args, now, PROG, "window")
     if ends - starts > MAX_WINDOW:
         raise UsageError("firsttoken maintenance: at most 31 days; add another window if the work goes on")
     if not args.note.strip():

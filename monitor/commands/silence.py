@@ -26,11 +26,7 @@ MAX_SILENCE = timedelta(days=366)  # a forgotten "forever" silence hides real ou
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="silence_command", metavar="{add,list,expire}")
     add = sub.add_parser("add", help="silence notifications for a scope")
-    add.add_argument("--match", required=True, help="labels to match: provider=X,model=Y,region=Z,prompt=W (globs)")
-    until = add.add_mutually_exclusive_group(required=True)
-    until.add_argument("--for", dest="duration", help="how long, e.g. 30m, 2h, 1d")
-    until.add_argument("--until", help="when it ends, ISO 8601 (UTC if no offset)")
-    add.add_argument("--starts", help="when it starts, ISO 8601 (default now)")
+    add_span_arguments(add, "how long, e.g. 30m, 2h, 1d")
     add.add_argument("--reason", default="", help="why, for whoever wonders later")
     lst = sub.add_parser("list", help="list silences (active and upcoming; --all: ended ones too)")
     lst.add_argument("--all", action="store_true", help="include silences that have ended")
@@ -40,6 +36,31 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     for child in (add, lst, exp):
         child.add_argument("--config", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
         child.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
+def add_span_arguments(add: argparse.ArgumentParser, how_long: str) -> None:
+    """`--match`, `--for` or `--until`, and `--starts`: what a silence or a maintenance window covers, and when."""
+    add.add_argument("--match", required=True, help="labels to match: provider=X,model=Y,region=Z,prompt=W (globs)")
+    until = add.add_mutually_exclusive_group(required=True)
+    until.add_argument("--for", dest="duration", help=how_long)
+    until.add_argument("--until", help="when it ends, ISO 8601 (UTC if no offset)")
+    add.add_argument("--starts", help="when it starts, ISO 8601 (default now)")
+
+
+def parse_span(args: argparse.Namespace, now: datetime, command: str, what: str) -> tuple[datetime, datetime]:
+    """(starts, ends) from `add_span_arguments`' flags: `--starts` (default now), then `--for` or
+    `--until`; one that would already be over is a UsageError."""
+    starts = parse_time(args.starts, "--starts", command) if args.starts else now
+    if args.duration is not None:
+        try:
+            ends = starts + timedelta(seconds=parse_duration(args.duration))
+        except ValueError:
+            raise UsageError(f"firsttoken {command}: --for: {DURATION_HINT}") from None
+    else:
+        ends = parse_time(args.until, "--until", command)
+    if ends <= max(starts, now):
+        raise UsageError(f"firsttoken {command}: the {what} would already be over")
+    return starts, ends
 
 
 def parse_match(text: str, command: str = "silence", validate=None) -> dict[str, str]:
@@ -103,16 +124,7 @@ def _add(args: argparse.Namespace, now: datetime) -> int:
     from monitor.alerts.silences import add_silence
 
     match = parse_match(args.match)
-    starts = parse_time(args.starts, "--starts") if args.starts else now
-    if args.duration is not None:
-        try:
-            ends = starts + timedelta(seconds=parse_duration(args.duration))
-        except ValueError:
-            raise UsageError(f"firsttoken silence: --for: {DURATION_HINT}") from None
-    else:
-        ends = parse_time(args.until, "--until")
-    if ends <= max(starts, now):
-        raise UsageError("firsttoken silence: the silence would already be over")
+    starts, ends = parse_span(args, now, "silence", "silence")
     if ends - starts > MAX_SILENCE:
         raise UsageError("firsttoken silence: at most 366 days; silence again later if it is still needed")
     engine, _ = _open(args)
