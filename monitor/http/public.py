@@ -1,5 +1,5 @@
 """The public, read-only status routes of `firsttoken run --listen`: /status.json, /badge/<p>.svg,
-/incidents.atom. Reads the database (raw samples, alerts, maintenance windows) at most once per
+/incidents.atom. Reads the database (raw samples, alerts, maintenance windows, incidents) at most once per
 CACHE_S, however many pages embed a badge; everything shown is built by monitor.http.statuspage
 from values. The HTML status site (monitor.http.statussite) shows the same snapshot.
 
@@ -51,6 +51,7 @@ class Snapshot:
     maintenance: tuple[sp.Maintenance, ...] = ()  # now and the next 7 days
     title: str = "LLM provider status"
     url: str | None = None  # the public base URL, when known
+    published: tuple = ()  # our published incidents and their published updates (monitor.incidents)
 
 
 def public_status_url(environ=os.environ, site_url: str | None = None) -> str | None:
@@ -124,6 +125,7 @@ class PublicStatus:
             return snap
 
     def _build(self) -> Snapshot:
+        from monitor.incidents.views import public_incidents
         from monitor.storage.queries import statushistory
         from monitor.storage.queries.alertviews import alerts_between
 
@@ -148,6 +150,8 @@ class PublicStatus:
         firing = [self._incident(a) for a in shown if a.state == "firing"]
         incidents = [self._incident(a) for a in shown if a.inhibited_by is None]
         status = sp.compute(stats, firing, planned.under_maintenance(windows, targets, now))
+        with self._engine.connect() as conn:
+            published = public_incidents(conn, now - timedelta(days=FEED_DAYS), limit=FEED_MAX)
         return Snapshot(
             now,
             status,
@@ -156,6 +160,7 @@ class PublicStatus:
             planned.notices(windows, targets, now),
             config.status_site.title,
             public_status_url(site_url=config.status_site.url),
+            tuple(published),
         )
 
     @staticmethod
@@ -176,7 +181,10 @@ def status_json(snap: Snapshot) -> bytes:
 
 
 def atom_feed(snap: Snapshot) -> bytes:
-    return sp.incidents_atom(snap.recent, now=snap.at, page_name=snap.title, page_url=snap.url).encode()
+    """Our published incidents with their published updates (DESIGN §16), newest first."""
+    from monitor.incidents.feed import incidents_atom
+
+    return incidents_atom(snap.published, now=snap.at, title=snap.title, site_url=snap.url).encode()
 
 
 def badge_answer(snap: Snapshot, provider: str) -> tuple[str, str, bytes]:
