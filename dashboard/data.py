@@ -180,30 +180,40 @@ def period_grid(ids: tuple[str, ...] | None, start: datetime, end: datetime, per
 
 UPTIME_WINDOWS = {"24 h": timedelta(hours=24), "7 d": timedelta(days=7), "30 d": timedelta(days=30)}
 HEALTH_DAYS = 90
-NOW = timedelta(hours=2)  # "current" status: the last two hours of rollups
+NOW = timedelta(hours=2)  # "current" status: the last two hours
 
 
 @dataclass(frozen=True)
 class HealthData:
-    current: health.Current  # every target: the last two hours against the 24 hours before
+    current: health.Current  # every target: the last two hours (by the quorum) against the 24 hours before
     daily: health.PeriodGrid | None  # the chosen provider: 90 daily columns, uptime windows in `window_totals`
-    incidents: tuple[alertviews.AlertView, ...]
+    incidents: tuple[alertviews.AlertView, ...]  # those the quorum confirmed (DESIGN §16)
 
 
 @st.cache_data(ttl=60, show_spinner=False)
 def health_data(at: datetime, provider: str | None) -> HealthData:
     """Every provider's current status, and one provider's 90 days (one provider at a time:
-    reading 90 days of every target would be 5x the rows for bars nobody sees at once)."""
+    reading 90 days of every target would be 5x the rows for bars nobody sees at once).
+
+    As the public status counts them (monitor.http.statussite): minutes down by the quorum of
+    vantage points (`statushistory`), never one agent's, and only the alerts the quorum confirmed."""
+    from dashboard.health_view import quorum_current, quorum_grid
+    from monitor.http.planned import excluded
+    from monitor.storage.queries import statushistory
+
     eng = engine()
-    start = (at - timedelta(days=HEALTH_DAYS - 1)).replace(hour=0, minute=0, second=0, microsecond=0)
-    current = guarded(health.current, eng, at, NOW)
+    start = statushistory.day_start(at, HEALTH_DAYS)
+    # Our maintenance windows count neither up nor down there either.
+    planned = excluded(guarded(_windows, settings(), start, at), settings().slo_targets)
+    live = guarded(statushistory.live, eng, at - NOW, at, [t.id for t in targets()], planned)
+    current = quorum_current(live, guarded(health.current, eng, at, NOW))
     daily = None
     if provider is not None:
         ids = [t.id for t in targets() if t.provider == provider]
         windows = {name: at - span for name, span in UPTIME_WINDOWS.items()}
-        daily = guarded(health.grid, eng, start, at, timedelta(days=1), ids, windows)
+        daily = quorum_grid(guarded(statushistory.daily, eng, start, at, ids, windows, planned))
     incidents = guarded(alertviews.alerts_between, eng, start, at, fired_only=True)
-    return HealthData(current, daily, tuple(incidents))
+    return HealthData(current, daily, tuple(a for a in incidents if a.quorum_confirmed))
 
 
 @dataclass(frozen=True)
@@ -278,6 +288,14 @@ def slo_months(at: datetime, provider: str, months: int = 3) -> tuple:
     refs = [t for t in conf.slo_targets if t.provider == provider]
     maintenance = guarded(_maintenance, conf, month_starts(at, months)[0], at)
     return tuple(guarded(monthly_attainment, engine(), conf.slos, refs, conf.slo_targets, at, months, maintenance))
+
+
+def _windows(conf, start: datetime, end: datetime) -> list:
+    """Every maintenance window overlapping [start, end) (DESIGN §16)."""
+    from monitor.maintenance.store import windows_between
+
+    with engine().connect() as conn:
+        return windows_between(conn, conf.maintenance, start, end)
 
 
 def _maintenance(conf, start: datetime, end: datetime):

@@ -1,7 +1,12 @@
 """Provider health, shaped for the page (pure: grids in, rows and colours out).
 
+Its figures are the public status's (DESIGN §16, monitor.availability): minutes probed and down by
+the quorum of vantage points, never one agent's path, and the median TTFT the quorum saw
+(`quorum_grid` and `quorum_current` turn `statushistory`'s figures into the grids below: a
+"measured" minute is one some agent probed, a "failed" one a minute the quorum saw fail).
+
 Prompts of a model and region are pooled into one lane, as a product manager
-reads it ("is claude-sonnet in eu-west healthy?"): probes and failures are
+reads it ("is claude-sonnet in eu-west healthy?"): minutes probed and down are
 summed; the latency ratio is the worst of the prompts', so a slow long prompt
 is not hidden by a fast short one.
 """
@@ -19,6 +24,7 @@ from dashboard import coverage, status
 from monitor import fmt
 from monitor.storage.queries.alertviews import AlertView
 from monitor.storage.queries.health import Current, PeriodGrid
+from monitor.storage.queries.statushistory import Daily, Live
 from monitor.storage.queries.targets import TargetRef
 
 
@@ -61,11 +67,39 @@ def daily_bars(grid: PeriodGrid, lanes: Sequence[Lane]) -> tuple[list[list[str]]
         for a, r, m, f, h in zip(avail, worst, measured, failed, hours, strict=True):
             color, label = status.day_color(None if math.isnan(a) else float(a), None if math.isnan(r) else float(r))
             row_c.append(color)
-            probes = f"{int(f)} failed of {int(m)} probes{coverage.note(float(h) * 3600, period_s)}"
-            row_h.append("no probes" if m == 0 else f"{label}<br>{probes}")
+            minutes = f"{fmt.count(f)} min down of {fmt.count(m)} min probed{coverage.note(float(h) * 3600, period_s)}"
+            row_h.append("no probes" if m == 0 else f"{label}<br>{minutes}")
         colors.append(row_c)
         hover.append(row_h)
     return colors, hover
+
+
+def quorum_grid(daily: Daily) -> PeriodGrid:
+    """`statushistory.daily` as the page's grid: minutes probed and down by the quorum per target and
+    day (and since each window's start), the quorum's median TTFT as each day's typical one."""
+    minutes = {
+        name: ((probed * 60).round(), (down * 60).round(), np.full(len(daily.targets), np.nan))
+        for name, (probed, down) in daily.windows.items()
+    }
+    return PeriodGrid(
+        daily.targets,
+        daily.day_starts,
+        timedelta(days=1),
+        (daily.probed_h * 60).round(),
+        (daily.down_h * 60).round(),
+        daily.ttft_p50_ms,
+        minutes,
+        daily.probed_h,
+        {name: probed for name, (probed, _) in daily.windows.items()},
+    )
+
+
+def quorum_current(live: Live, before: Current) -> Current:
+    """Each target's recent minutes by the quorum (`statushistory.live`) against its median TTFT of the
+    24 hours before (`before`)."""
+    index = {t: i for i, t in enumerate(before.targets)}
+    baseline = np.array([before.baseline_ttft_p50_ms[index[t]] if t in index else np.nan for t in live.targets])
+    return Current(live.targets, live.probed_min.round(), live.down_min.round(), live.ttft_p50_ms, baseline)
 
 
 def period_figure(measured: int, failed: int, hours: float, period_h: float) -> str:

@@ -50,6 +50,7 @@ class Settings:
     # "provider/model" -> config Price, for what prompt caching saved (cached_input, cache_write)
     full_prices: Mapping[str, Any] = field(default_factory=dict)
     maintenance: tuple = ()  # the config's `maintenance:` windows: SLO figures leave them out (DESIGN §16)
+    status_site_url: str | None = None  # `status_site.url`: the public status page (DESIGN §16)
 
 
 def target_settings(target) -> TargetSettings:
@@ -125,8 +126,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
 
     refs = tuple(TargetRef(t.id, t.provider, t.model, t.region, t.prompt, t.canonical_model) for t in config.targets)
     return Settings(
-        url, prices, problem, config.dashboard_url, targets, config.slos, refs, dict(config.prices), config.maintenance
-    )
+        url, prices, problem, config.dashboard_url, targets, config.slos, refs, dict(config.prices), config.maintenance,
+        config.status_site.url,
+    )  # fmt: skip
 
 
 def password(env: Mapping[str, str] | None = None) -> str | None:

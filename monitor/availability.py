@@ -3,20 +3,23 @@
 One vantage point's trouble (its ISP, its resolver, a congested peering link) is not the provider's
 outage, so the public status never counts what one agent saw on its own. The rule, per target:
 
-- A minute is down when a quorum of the agents that probed the target in that minute saw it fail.
-  The quorum is the alerts' default (`required_agents`, DESIGN §11): more than half of the agents
-  that probed it in that minute, and at least 2 whenever 2 or more did; one agent is its own quorum.
-  An agent saw the minute fail by the share of its probes there that failed (cancelled probes left
-  out): with one probe a minute, 0 or 1. In one formula: the minute's down share is the k-th
-  highest of the probing agents' failure shares, k the quorum. So with 3 agents, a minute two of
-  them saw fail is down, one that only one of them saw fail is up; with 1 agent, every minute it
-  saw fail is down.
+- The voters are the agents that probed the target within the status window around the minute (the
+  live status reads 15 minutes); the quorum is the alerts' default over them (`required_agents`,
+  DESIGN §11): more than half, and at least 2 whenever 2 or more did; one agent is its own quorum.
+- A minute is down when at least a quorum of the voters saw it fail. An agent saw the minute fail
+  by the share of its probes there that failed (cancelled probes left out): with one probe a minute,
+  0 or 1; a voter with no probe in that minute (its probe still in flight, or late into the next
+  minute) saw nothing fail. In one formula: the minute's down share is the k-th highest of the
+  voters' failure shares, k the quorum. So with 3 agents, a minute two of them saw fail is down, one
+  only one of them saw fail is up; with 1 agent, every minute it saw fail is down.
 - A minute no agent probed is neither up nor down: uptime is down minutes over probed minutes.
+  Minutes are cut half a minute away from the target's probes (every agent probes a target on one
+  schedule), so one round of probes falls in one minute.
 - Longer buckets whose minutes are not kept (an hour of the rollups) take the same order statistic
-  over the bucket: the k-th highest of the agents' failure shares over the hour, k the quorum of
-  the agents that probed it in that hour. It equals the share of down minutes whenever the agents'
-  failed minutes nest, as a provider's outage does (every agent sees it, some for longer), and it
-  is 0 for an hour in which fewer than k agents saw any failure at all.
+  over the bucket, its voters the agents that probed it in that hour: the k-th highest of their
+  failure shares over the hour. It equals the share of down minutes whenever the agents' failed
+  minutes nest, as a provider's outage does (every agent sees it, some for longer), and it is 0 for
+  an hour in which fewer than k agents saw any failure at all.
 
 The same statistic gives the latency the quorum saw: the k-th highest of the agents' medians, so
 one agent's slow path does not make a model slow either (`quorum_statistic`).
@@ -50,9 +53,13 @@ def down_share(failure_shares: Sequence[float]) -> float:
     return shares[quorum(len(shares)) - 1] if shares else 0.0
 
 
-def quorum_statistic(group: np.ndarray, values: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+def quorum_statistic(
+    group: np.ndarray, values: np.ndarray, n_groups: int, voters: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Per group, the k-th highest of its rows' values (NaN rows left out), k the quorum of the rows
-    counted; and that count. NaN for a group with no value. A row is one agent's figure in a bucket."""
+    counted, or of `voters` (per group) when given: then a group with fewer than k rows has 0 (the
+    voters without a row count as 0). And the rows counted. NaN for a group with no value. A row is
+    one agent's figure in a bucket."""
     group = np.asarray(group, dtype=np.int64)
     values = np.asarray(values, dtype=float)
     keep = ~np.isnan(values)
@@ -62,8 +69,11 @@ def quorum_statistic(group: np.ndarray, values: np.ndarray, n_groups: int) -> tu
     counts = np.bincount(g, minlength=n_groups)[:n_groups]
     starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
     out = np.full(n_groups, np.nan)
+    need = quorums(counts if voters is None else np.maximum(np.asarray(voters, dtype=np.int64), counts))
     has = counts > 0
-    out[has] = v[starts[has] + quorums(counts[has]) - 1]
+    enough = has & (counts >= need)
+    out[enough] = v[starts[enough] + need[enough] - 1]
+    out[has & ~enough] = 0.0
     return out, counts
 
 
@@ -77,14 +87,17 @@ class Downtime:
     agents: np.ndarray
 
 
-def bucket_downtime(group: np.ndarray, measured: np.ndarray, failed: np.ndarray, n_groups: int) -> Downtime:
+def bucket_downtime(
+    group: np.ndarray, measured: np.ndarray, failed: np.ndarray, n_groups: int, voters: np.ndarray | None = None
+) -> Downtime:
     """The rule over buckets. Rows are one agent's counts in one bucket (`group`): probes measured
-    (cancelled left out) and failed. Rows of the same (bucket, agent) must be summed beforehand."""
+    (cancelled left out) and failed. Rows of the same (bucket, agent) must be summed beforehand.
+    `voters`: per bucket, the agents the quorum is taken of (default: those with a row in it)."""
     measured = np.asarray(measured, dtype=float)
     failed = np.asarray(failed, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(measured > 0, np.clip(failed / np.maximum(measured, 1), 0.0, 1.0), np.nan)
-    down, agents = quorum_statistic(group, share, n_groups)
+    down, agents = quorum_statistic(group, share, n_groups, voters)
     probed = agents > 0
     return Downtime(np.where(probed, down, 0.0), probed, agents)
 

@@ -94,3 +94,11 @@ def test_maintenance_time_counts_neither_up_nor_down():
     down = av.Downtime(np.array([1.0, 0.25, 0.5]), np.array([True, True, True]), np.array([2, 2, 2]))
     d, p = av.outside_maintenance(down, covered)
     assert d.tolist() == [0.5, 0.0, 0.5] and p.tolist() == [0.5, 0.5, 1.0]
+
+
+def test_voters_without_a_row_in_the_bucket_saw_nothing_fail():
+    # Three agents probe the target; in this minute only one has written its probe yet, a failure.
+    alone = av.bucket_downtime(np.array([0]), np.array([1.0]), np.array([1.0]), 1, voters=np.array([3]))
+    assert alone.down.tolist() == [0.0] and alone.probed.tolist() == [True]
+    two = av.bucket_downtime(np.array([0, 0]), np.ones(2), np.ones(2), 1, voters=np.array([3]))
+    assert two.down.tolist() == [1.0]

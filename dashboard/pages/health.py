@@ -12,6 +12,12 @@ ui.header(
     "Current status, 90 days of daily availability (amber-brown: available but slow against its own baseline), "
     "uptime and incidents, per provider. This page is read-only and needs no sign-in: share its link.",
 )
+st.caption(
+    "Counted as the public status page counts them: a minute is down only where a quorum of the vantage points "
+    "probing the model (more than half of them, at least 2 when 2 or more do) saw it fail, so one agent's network "
+    "never colours a bar; incidents are the alerts the quorum confirmed (an agent's own vantage alerts are on the "
+    "Alerts page)."
+)
 targets = ui.require_targets()
 refs = {t.id: t for t in targets}
 providers = sorted({t.provider for t in targets})
@@ -72,7 +78,21 @@ base = (data.settings().dashboard_url or "").rstrip("/")
 st.caption("Share this page (read-only, no sign-in):")
 st.code(f"{base or 'http://<dashboard-host>:8501'}/health?provider={provider}", language=None)
 
-public = status_links(data.settings().dashboard_url)
+conf = data.settings()
+st.subheader("Public status page")
+public = status_links(conf.dashboard_url, site_url=conf.status_site_url)
+if conf.status_site_url:
+    st.markdown(f"The public status page, with the same figures: [{conf.status_site_url}]({conf.status_site_url})")
+elif public:
+    st.markdown(f"The public status page, with the same figures, served by `firsttoken run --listen`: "
+                f"[{public}/status/{provider}]({public}/status/{provider})")  # fmt: skip
+else:
+    st.info(
+        "No public status page is known. `firsttoken run --listen HOST:PORT` serves one at /status (and "
+        "/status/<provider>); `firsttoken status export DIR` writes it as static files. Set `status_site.url` "
+        "in the config (or FIRSTTOKEN_STATUS_URL) to where readers find it, and this page links to it.",
+        icon=":material/info:",
+    )
 if public:
     st.caption("Embed provider health elsewhere (served by `firsttoken run`, read-only):")
     st.markdown(

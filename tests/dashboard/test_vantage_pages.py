@@ -90,3 +90,22 @@ def test_overview_lists_each_agents_health(app, two_agents):
     health = tables[0].set_index("agent")
     assert {"far", "test-agent"} <= set(health.index)
     assert "anthropic" in health.columns and "openai" in health.columns  # reach per provider
+
+
+def test_provider_health_shows_only_what_the_quorum_confirmed(app, two_agents):
+    """The `far` agent's vantage alert (its path, 3x slower) is no incident on Provider health, as on the
+    public status (DESIGN §16); the target alert of the seed is."""
+    url, target, _ = two_agents
+    provider = target.split("/", 1)[0]
+    at = app(url).run()
+    at.switch_page("pages/health.py")
+    at.query_params["provider"] = provider
+    at.run()
+    assert not problems(at), problems(at)
+    (incidents,) = [d.value for d in at.dataframe if "impact" in d.value.columns]
+    assert incidents["impact"].str.startswith("errors on").any()  # the seeded target alert, confirmed
+    slow = incidents["impact"].str.startswith("slow first token")
+    assert slow.any() and not (slow & (incidents["ended (UTC)"] == "ongoing")).any()  # the seed's resolved one only
+    text = " ".join(m.value for m in at.caption)
+    assert "quorum" in text
+    assert any("No public status page is known" in i.value for i in at.info)  # no config, no FIRSTTOKEN_STATUS_URL

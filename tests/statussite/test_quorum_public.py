@@ -149,3 +149,27 @@ def test_a_minute_two_of_three_agents_saw_fail_is_down_and_one_of_three_is_not(d
     live = statushistory.live(db, NOW - timedelta(minutes=10), NOW, [target.id])
     assert live.probed_min.tolist() == [10.0] and live.down_min.tolist() == [2.0]
     assert live.agents.tolist() == [3] and live.ttft_p50_ms.tolist() == [400.0]
+
+
+def test_a_round_split_over_a_minute_boundary_still_needs_the_quorum(db, tmp_path):
+    """The agents probe a target on one schedule, here at :59.9; one agent, a little late, starts in the
+    next calendar minute. Its failures alone must not make that minute down (it would be alone in it)."""
+    cfg = config(tmp_path, models=("fast",), providers=("acme",))
+    (target,) = cfg.targets
+    start = NOW - timedelta(minutes=10)
+    for agent, lag in {"agent-eu": 0.3, "agent-us": -0.05, "agent-ap": 0.02}.items():
+        probe_minutes(db, cfg.targets, start - timedelta(seconds=5.1 - lag), NOW, rollup=False,
+                      ok=lambda _, a, at: a != "agent-eu", agents=(agent,))  # fmt: skip
+    live = statushistory.live(db, start, NOW, [target.id])
+    assert live.down_min.tolist() == [0.0] and live.probed_min.tolist() == [10.0] and live.agents.tolist() == [3]
+
+
+def test_a_round_still_in_flight_is_not_one_agents_quorum(db, tmp_path):
+    """The newest round: the failing agent's probe is written first, the others' are still in flight."""
+    cfg = config(tmp_path, models=("fast",), providers=("acme",))
+    (target,) = cfg.targets
+    probe_minutes(db, cfg.targets, NOW - timedelta(minutes=10), NOW - timedelta(minutes=1), rollup=False)
+    probe_minutes(db, cfg.targets, NOW - timedelta(minutes=1), NOW, rollup=False, agents=("agent-eu",),
+                  ok=lambda *_: False)  # fmt: skip
+    live = statushistory.live(db, NOW - timedelta(minutes=10), NOW, [target.id])
+    assert live.down_min.tolist() == [0.0] and live.probed_min.tolist() == [10.0]

@@ -347,3 +347,16 @@ def test_status_export_writes_the_site(db: Engine, tmp_path, monkeypatch, capsys
 def test_the_history_days_and_a_date_axis():
     built = site(days=4)
     assert [b.day for b in built.providers[0].summary.bars] == [date(2026, 5, d) for d in (1, 2, 3, 4)]
+
+
+def test_the_dashboard_reads_the_status_sites_url_from_the_config(tmp_path):
+    from dashboard.settings import load_settings
+
+    path = tmp_path / "firsttoken.yaml"
+    path.write_text(json.dumps({
+        "providers": {"acme": {"protocol": "openai-chat", "regions": {"r1": "http://127.0.0.1:9/v1"}, "models": ["m"]}},
+        "prompts": {"p": {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}},
+        "checks": [{"providers": ["acme"], "prompts": ["p"]}],
+        "status_site": {"url": "https://status.example.com/"},
+    }))  # fmt: skip
+    assert load_settings({"FIRSTTOKEN_CONFIG": str(path)}).status_site_url == "https://status.example.com/"

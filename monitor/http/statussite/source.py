@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 from monitor.http import planned
-from monitor.http.public import PublicStatus, Snapshot, shown_targets
+from monitor.http.public import WINDOW, PublicStatus, Snapshot, shown_targets
 from monitor.http.statussite import view
 
 HISTORY_S = 60.0  # the hourly rollups behind the bars are recomputed every few minutes at most
@@ -80,5 +80,12 @@ class SiteSource:
             if cached is None or cached[1] != key or time.monotonic() - cached[0] >= HISTORY_S:
                 history = read_history(self._engine, config, targets, snap.at, days)
                 self._history = cached = (time.monotonic(), key, history)
-        site = view.build(snap, cached[2], shown(config), history_days=days, subscribe=config.smtp is not None)
+        site = view.build(
+            snap,
+            cached[2],
+            shown(config),
+            history_days=days,
+            subscribe=config.smtp is not None,
+            live_minutes=int(WINDOW / timedelta(minutes=1)),
+        )
         return snap, site

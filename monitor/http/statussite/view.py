@@ -153,6 +153,7 @@ class Site:
     legend: tuple[tuple[str, str], ...]
     slow_ratio: float = SLOW_RATIO
     subscribe: bool = False  # mail is configured: the page offers the subscription form
+    live_minutes: int = 15  # the current status's window (monitor.http.public.WINDOW)
 
     def provider(self, name: str) -> Provider | None:
         return next((p for p in self.providers if p.name == name), None)
@@ -361,6 +362,7 @@ def build(
     *,
     history_days: int,
     subscribe: bool = False,
+    live_minutes: int = 15,
 ) -> Site:
     """The site from the public snapshot (`public.Snapshot`) and the daily history of `shown`."""
     status = snapshot.status
@@ -412,6 +414,7 @@ def build(
         tuple((level, LEVEL_TEXT[level]) for level in LEGEND),
         SLOW_RATIO,
         subscribe,
+        live_minutes,
     )
 
 

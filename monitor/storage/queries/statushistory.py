@@ -68,43 +68,68 @@ def _index(names: Sequence[str], wanted: Sequence[str]) -> np.ndarray:
 
 
 def _covered(targets: Sequence[str], starts_s: np.ndarray, length_s: float, excluded: Intervals | None) -> np.ndarray:
-    """(targets × buckets): the share of each bucket in a maintenance window over the target."""
-    out = np.zeros((len(targets), len(starts_s)))
+    """(targets × buckets): the share of each bucket in a maintenance window over the target; `starts_s`
+    is the buckets' starts, or one row of them per target."""
+    starts = np.broadcast_to(np.asarray(starts_s, dtype=float), (len(targets), np.shape(starts_s)[-1]))
+    out = np.zeros(starts.shape)
     for i, t in enumerate(targets):
         if excluded and excluded.get(t):
-            out[i] = availability.covered_share(starts_s, length_s, excluded[t])
+            out[i] = availability.covered_share(starts[i], length_s, excluded[t])
     return out
 
 
+def minute_phase(target: np.ndarray, t_s: np.ndarray, n_t: int) -> np.ndarray:
+    """Per target, where in the minute its probes start (seconds, 0..60): the circular mean of their
+    start times. Every agent probes a target on the same schedule (one phase per target), so minutes
+    cut half a minute away from it hold each round's probes from every agent together, whatever the
+    agents' scheduling lag: a round split over two minutes would leave each with fewer agents, and
+    one agent alone could then be its minute's quorum."""
+    angle = 2 * np.pi * np.mod(t_s, MINUTE_S) / MINUTE_S
+    x = np.bincount(target, weights=np.cos(angle), minlength=n_t)[:n_t]
+    y = np.bincount(target, weights=np.sin(angle), minlength=n_t)[:n_t]
+    return np.mod(np.arctan2(y, x), 2 * np.pi) * MINUTE_S / (2 * np.pi)
+
+
 def live(
-    engine: Engine, start: datetime, end: datetime, targets: Sequence[str], excluded: Intervals | None = None
+    engine: Engine,
+    start: datetime,
+    end: datetime,
+    targets: Sequence[str],
+    excluded: Intervals | None = None,
 ) -> Live:
-    """Each target's minutes in [start, end) (a range under a day: raw samples)."""
+    """Each target's minutes in [start, end) (a range under a day: raw samples): those whose centre
+    is in the range (`minute_phase`). Each minute's voters are the agents that probed the target in
+    the range: an agent whose probe of a round is still in flight, or fell into the next minute,
+    counts as seeing no failure there (alone in its minute, it would be its own quorum)."""
     n_t = len(targets)
-    raw = fetch_raw(engine, start, end, list(targets), metrics=("ttft_ms",), by_agent=True)
-    t0 = np.floor(start.timestamp() / MINUTE_S) * MINUTE_S
-    n_m = max(1, int(np.ceil((end.timestamp() - t0) / MINUTE_S)))
+    read_from = start - timedelta(seconds=MINUTE_S / 2)
+    raw = fetch_raw(engine, read_from, end, list(targets), metrics=("ttft_ms",), by_agent=True)
     row = _index(raw.targets, targets)[raw.target] if len(raw) else np.zeros(0, dtype=np.int64)
     keep = row >= 0
-    minute = np.clip(((raw.t_s - t0) // MINUTE_S).astype(np.int64), 0, n_m - 1)
+    row, t_s = row[keep], raw.t_s[keep]
+    agent = (raw.agent if raw.agent is not None else np.zeros(len(raw), dtype=np.int64))[keep]
     n_a = max(1, len(raw.agents))
-    agent = raw.agent if raw.agent is not None else np.zeros(len(raw), dtype=np.int64)
+    # Minute k of target i starts at origin[i] + 60 k, half a minute before its probes' phase.
+    t0 = np.floor(read_from.timestamp() / MINUTE_S) * MINUTE_S
+    origin = t0 + minute_phase(row, t_s, n_t) - MINUTE_S / 2 - MINUTE_S
+    n_m = int(np.ceil((end.timestamp() - t0) / MINUTE_S)) + 2
+    minute = np.clip(((t_s - origin[row]) // MINUTE_S).astype(np.int64), 0, n_m - 1)
     # One row per (target, minute, agent): its measured and failed probes.
-    key = ((row * n_m + minute) * n_a + agent)[keep]
-    measured_w = (~raw.cancelled)[keep].astype(float)
-    failed_w = (~raw.ok & ~raw.cancelled)[keep].astype(float)
+    key = (row * n_m + minute) * n_a + agent
     cells, inverse = np.unique(key, return_inverse=True)
-    measured = np.bincount(inverse, weights=measured_w, minlength=len(cells))
-    failed = np.bincount(inverse, weights=failed_w, minlength=len(cells))
-    downtime = availability.bucket_downtime(cells // n_a, measured, failed, n_t * n_m)
-    starts = t0 + MINUTE_S * np.arange(n_m)
+    measured = np.bincount(inverse, weights=(~raw.cancelled)[keep].astype(float), minlength=len(cells))
+    failed = np.bincount(inverse, weights=(~raw.ok & ~raw.cancelled)[keep].astype(float), minlength=len(cells))
+    pair = row * n_a + agent
+    agents = np.bincount(np.unique(pair) // n_a, minlength=n_t)[:n_t]
+    downtime = availability.bucket_downtime(cells // n_a, measured, failed, n_t * n_m, np.repeat(agents, n_m))
+    starts = origin[:, None] + MINUTE_S * np.arange(n_m)[None, :]
     covered = _covered(targets, starts, MINUTE_S, excluded).reshape(-1)
     down, probed = availability.outside_maintenance(downtime, covered)
+    counted = (starts + MINUTE_S / 2 >= start.timestamp()).reshape(-1)
+    down, probed = down * counted, probed * counted
     # The quorum's median: each agent's median over the window, then the k-th highest.
-    pair = (row * n_a + agent)[keep]
     medians, _ = value_quantiles(raw.metrics["ttft_ms"][keep], pair, n_t * n_a, (0.5,))
     p50, _ = availability.quorum_statistic(np.repeat(np.arange(n_t), n_a), medians[:, 0], n_t)
-    agents = np.bincount(np.unique(pair) // n_a, minlength=n_t)[:n_t]
     return Live(tuple(targets), probed.reshape(n_t, n_m).sum(axis=1), down.reshape(n_t, n_m).sum(axis=1), p50, agents)
 
 
