@@ -1,12 +1,12 @@
-"""Everything the pages read, cached; the only dashboard module that touches the database.
+"""Everything the pages read, cached; the only dashboard module that reads the database.
 
 Queries live in `monitor.storage.queries` (values in, frozen values out); here
 they get an engine, a cache with a TTL sized to how fast the answer can change,
 and one kind of failure: `Unavailable`, carrying a one-line message the page
 shows instead of a traceback.
 
-The dashboard never writes. On PostgreSQL every session is read-only
-(`default_transaction_read_only`), with JIT off (it costs more than it saves on
+Nothing here writes (the dashboard's few writes, incidents, are dashboard/writes.py's). On PostgreSQL
+every session is read-only (`default_transaction_read_only`), with JIT off (it costs more than it saves on
 these short queries), enough work_mem that a month of rollups sorts in memory,
 and a statement timeout so a slow query cannot pin a connection forever.
 """
@@ -243,6 +243,19 @@ def alerts_data(at: datetime, days: int = 30) -> AlertsData:
         tuple(guarded(alertviews.silences, eng, since)),
         tuple(guarded(alertviews.deliveries, eng)),
     )
+
+
+@st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)
+def incidents(at: datetime, limit: int = 30) -> tuple:
+    """The newest incidents with their updates, drafts included (DESIGN §16); `at` keys the cache.
+    dashboard/writes.py publishes, updates and resolves them."""
+    from monitor.incidents.views import list_incidents
+
+    def read(eng: Engine) -> list:
+        with eng.connect() as conn:
+            return list_incidents(conn, limit=limit)
+
+    return tuple(guarded(read, engine()))
 
 
 @st.cache_data(ttl=SHORT_TTL_S, show_spinner=False)

@@ -6,14 +6,15 @@ from datetime import timedelta
 
 import streamlit as st
 
-from dashboard import alert_rows, data, ui, urlstate
+from dashboard import alert_rows, data, incident_panel, ui, urlstate
 from monitor.official.match import lead_text, matching_incident
 
 ui.header(
     "Alerts",
-    "Read-only: the alert engine owns these tables. Silences mute notifications, never measurement "
+    "The alert engine owns these tables. Silences mute notifications, never measurement "
     "(add them with `firsttoken silence add`). An inhibited alert is recorded and delivered nowhere: "
-    "another firing alert already says it (`held back` names which).",
+    "another firing alert already says it (`held back` names which). Incidents, drafted from confirmed "
+    "pages, are published, updated and resolved here or with `firsttoken incident`.",
 )
 ui.require_targets()
 now = data.now()
@@ -60,6 +61,8 @@ if ad.past:
     show(ad.past)
 else:
     st.caption("No alert resolved in this period.")
+
+incident_panel.show(now)
 
 st.subheader("Silences")
 if ad.silences:
