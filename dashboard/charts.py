@@ -15,7 +15,7 @@ from plotly.subplots import make_subplots
 
 from dashboard.charts_status import ROUTE_CHANGE_COLOR, health_bars, overview_grid, timeline_gantt
 from dashboard.charts_target import error_kinds_figure
-from dashboard.palette import NEUTRAL, provider_colors, rgba, series_colors
+from dashboard.palette import NEUTRAL, SEVERITY_COLORS, provider_colors, rgba, series_colors
 from monitor.storage.queries.alertviews import AlertView
 from monitor.storage.queries.compare import ModelStats
 from monitor.storage.queries.trends import Bands, Trend
@@ -33,7 +33,6 @@ __all__ = [
     "ttft_vs_tps",
 ]
 FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=13, color="#262730")
-SEVERITY_COLORS = {"page": "#d64545", "ticket": "#f0a202"}
 MARKED_COLOR = "#6b2fb3"
 
 

@@ -43,10 +43,11 @@ from monitor.alerts.records import FIRING, Change, RuleView
 from monitor.alerts.round import RoundInput, RuleSource, run_round
 from monitor.alerts.scope import TARGET, Scope
 from monitor.alerts.series import RuleRound, Series, SeriesKey, checkpoint_of, feed_pair
+from monitor.alerts.signing import alert_links
 from monitor.alerts.silences import active_silences
 from monitor.alerts.slo_fold import SloVerdicts
 from monitor.alerts.slo_source import SloBurns
-from monitor.alerts.store import apply_changes, group_resolutions, load_live
+from monitor.alerts.store import apply_changes, group_resolutions, load_live, runbooks_of
 from monitor.config import Alerting
 from monitor.incidents.store import draft_incidents
 from monitor.maintenance.store import windows_through
@@ -198,6 +199,7 @@ class AlertEngine:
         # enrich, then write
         saving = self._due_checkpoints(detected.transitioned)
         routes_instead = alternatives(engine, changes, now)  # read before the write transaction
+        links = alert_links(engine, config) if any(c.events for c in changes) else None  # DESIGN §18
         with engine.begin() as conn:
             if checkpoints.read_token(conn, lock=True) != token:
                 raise StaleEngineError("another engine evaluated alerts meanwhile; reloading")
@@ -209,6 +211,8 @@ class AlertEngine:
                 now=now,
                 secrets=config.secrets,
                 alternatives=routes_instead,
+                runbooks=runbooks_of(config),
+                links=links,
             )
             draft_incidents(conn, changes, config, now)  # DESIGN §16: incidents from the pages written
             saved = [checkpoint_of(key, self._series[key]) for key in saving]

@@ -35,7 +35,8 @@ from sqlalchemy import Engine, and_, exists, select, update
 from sqlalchemy.orm import aliased
 
 from monitor.alerts.claims import ClaimKeeper
-from monitor.alerts.notifiers import DeliveryError, build_notifier
+from monitor.alerts.charts import AlertCharts
+from monitor.alerts.notifiers import Context, DeliveryError, build_notifier
 from monitor.alerts.records import FIRING_EVENT, REPEAT_EVENT
 from monitor.alerts.store import queue_resend
 from monitor.redact import redact
@@ -106,6 +107,8 @@ class OutboxDelivery:
         notifiers: dict[str, Any] = {}
         configs = {n.name: n for n in config.notifiers}
         secrets = tuple(config.secrets)
+        # What some notifiers need beyond their entry (DESIGN §18): the mail server, the alert's chart.
+        context = Context(smtp=getattr(config, "smtp", None), chart=AlertCharts(engine, lambda: config).png_or_none)
         broken: set[str] = set()  # failed once this run: the rest of their rows wait for the next
         sent = retried = failed = 0
         claims = ClaimKeeper(engine, self.policy.lease_s, self.clock)
@@ -121,7 +124,7 @@ class OutboxDelivery:
                         claims.drop(row.id)
                         self._release(engine, row)
                         continue
-                    outcome = self._send(row, configs, notifiers, secrets)
+                    outcome = self._send(row, configs, notifiers, secrets, context)
                     claims.drop(row.id)
                     now = self.clock()
                     if outcome is None:
@@ -221,14 +224,16 @@ class OutboxDelivery:
         self._finish(engine, row, attempts=row.attempts - 1, next_attempt_at=row.due_at)
 
     # ------------------------------------------------------------- sending
-    def _send(self, row: _Claimed, configs: dict, notifiers: dict, secrets: tuple[str, ...]) -> DeliveryError | None:
+    def _send(
+        self, row: _Claimed, configs: dict, notifiers: dict, secrets: tuple[str, ...], context: Context
+    ) -> DeliveryError | None:
         config = configs.get(row.notifier)
         if config is None:
             return DeliveryError(f"notifier {row.notifier!r} is no longer configured", retryable=False)
         try:
             notifier = notifiers.get(row.notifier)
             if notifier is None:
-                notifier = notifiers[row.notifier] = self.factory(config, secrets)
+                notifier = notifiers[row.notifier] = self.factory(config, secrets, context)
             notifier.send(row.payload, event=row.event, delivery_id=str(row.id))
         except DeliveryError as exc:
             return exc

@@ -1,8 +1,11 @@
 """The notification body (DESIGN §5), built once per event and stored in the outbox.
 
 Every notifier renders from this one dict: the webhook sends it verbatim,
-PagerDuty and apprise reshape it. It holds alert data only, never a secret,
-so it can sit in the database and be shown to anyone.
+PagerDuty and apprise reshape it, Slack, Teams and email render it through one
+message model (monitor.alerts.message). It holds alert data only, never a secret,
+so it can sit in the database and be shown to anyone. Its signed links (DESIGN §18:
+the chart, the one-click silence) are capabilities on one alert that expire, made
+with the server's link secret, which never leaves it (monitor.alerts.signing).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from typing import Any
 from monitor.alerts.alternative import alternative_text
 from monitor.alerts.links import alert_url
 from monitor.alerts.records import RESOLVED, RESOLVED_EVENT, AlertRecord
+from monitor.alerts.signing import AlertLinks
+from monitor.alerts.silences import match_for
 
 BODY_KEYS = (
     "status",
@@ -33,6 +38,9 @@ BODY_KEYS = (
     "agents",
     "agents_clear",
     "attribution",
+    "runbook",  # DESIGN §18: the rule's (or SLO's) `runbook:` URL
+    "chart_url",  # the signed chart PNG (with `public_url`)
+    "silence_url",  # the signed one-click silence, while firing (with `public_url`)
 )
 
 
@@ -40,12 +48,25 @@ def iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat().replace("+00:00", "Z")
 
 
-def build_body(record: AlertRecord, event: str, alert_id: int, dashboard_url: str | None) -> dict[str, Any]:
+def build_body(
+    record: AlertRecord,
+    event: str,
+    alert_id: int,
+    dashboard_url: str | None,
+    *,
+    runbook: str | None = None,
+    links: AlertLinks | None = None,
+    now: datetime | None = None,
+) -> dict[str, Any]:
     """The webhook body of one event; `repeat` is a `firing` body sent again.
 
     `dashboard_url` is the configured base; the body carries the deep link to the
-    alert's own view (monitor.alerts.links), which every notifier passes on."""
+    alert's own view (monitor.alerts.links), which every notifier passes on. `links`
+    signs the chart and silence links as of `now`; a resolved alert has nothing to silence,
+    nor has a scope no silence can name (an agent's path, an SLO over every target)."""
     resolved = event == RESOLVED_EVENT or record.state == RESOLVED
+    signed_at = now or record.last_evaluated_at or record.started_at
+    silenceable = links is not None and not resolved and match_for(record.scope.labels()) is not None
     link = alert_url(
         dashboard_url,
         alert_id=alert_id,
@@ -73,6 +94,9 @@ def build_body(record: AlertRecord, event: str, alert_id: int, dashboard_url: st
         "agents": list(record.agents),
         "agents_clear": list(record.agents_clear),
         "attribution": record.attribution,
+        "runbook": runbook,
+        "chart_url": links.chart_url(alert_id, signed_at) if links is not None else None,
+        "silence_url": links.silence_url(alert_id, signed_at) if silenceable else None,
     }
     if record.slo is not None:  # DESIGN §12: an SLO burn-rate alert
         body.update(

@@ -7,9 +7,10 @@ detection and alert state go on underneath. Both kinds become the same
 
 from __future__ import annotations
 
+import glob
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from types import MappingProxyType
 
 from sqlalchemy import Connection, insert, select, update
@@ -20,6 +21,8 @@ from monitor.storage.models import Silence as SilenceRow
 
 SILENCES = SilenceRow.__table__
 CONFIG, DATABASE = "config", "database"
+LINK = "link"  # `created_by` of a silence made from a notification's one-click link (DESIGN §18)
+ONE_CLICK = timedelta(hours=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +80,15 @@ def validate_match(match: Mapping[str, str]) -> None:
             raise ValueError(f"empty value for {key}")
 
 
+def match_for(scope: Mapping[str, str | None]) -> dict[str, str] | None:
+    """The silence match that mutes exactly an alert's scope (DESIGN §18's one-click silence): its
+    labels that are set. None when no silence can name it (an agent's path, an SLO over every
+    target): a match that named nothing would mute every page there is. A vantage alert's agent is
+    no silence label, so its silence mutes the target from every vantage point."""
+    match = {k: glob.escape(str(scope[k])) for k in SCOPE_LABELS if scope.get(k) is not None}
+    return match or None
+
+
 def add_silence(
     conn: Connection,
     match: Mapping[str, str],
@@ -105,3 +117,19 @@ def expire_silence(conn: Connection, silence_id: int, now: datetime) -> bool | N
         return False
     conn.execute(update(SILENCES).where(SILENCES.c.id == silence_id).values(ends_at=now))
     return True
+
+
+def silence_from_link(
+    conn: Connection, match: Mapping[str, str], *, alert_id: int, rule: str, now: datetime
+) -> tuple[int, datetime, bool]:
+    """The one-click silence of an alert's scope: (its id, when it ends, whether it is new). An
+    active one-click silence of the same scope is that silence: a second click, or a colleague's,
+    makes no second one."""
+    for active in load_db_silences(conn, now):
+        if active.created_by == LINK and dict(active.match) == dict(match) and active.active(now):
+            return int(active.id or 0), active.ends_at, False
+    reason = f"one-click silence from alert #{alert_id} ({rule})"
+    silence_id = add_silence(
+        conn, match, starts_at=now, ends_at=now + ONE_CLICK, reason=reason, created_by=LINK, now=now
+    )
+    return silence_id, now + ONE_CLICK, True

@@ -30,6 +30,7 @@ from monitor.alerts.records import (
     Change,
 )
 from monitor.alerts.scope import PROVIDER_REGION, TARGET, Scope
+from monitor.alerts.signing import AlertLinks
 from monitor.official.match import MATCH_WINDOW, lead_text, matching_incident
 from monitor.redact import redact
 from monitor.slo.scopes import SloScope
@@ -105,6 +106,13 @@ def load_live(conn: Connection) -> list[AlertRecord]:
     return [record_from_row(r) for r in rows]
 
 
+def runbooks_of(config) -> dict[str, str]:
+    """Alert name -> the `runbook:` URL of its rule, or of its SLO (`slo:NAME`), where one is set."""
+    found = {rule.name: rule.runbook for rule in config.alerts}
+    found |= {f"slo:{slo.name}": slo.runbook for slo in config.slos}
+    return {name: str(url) for name, url in found.items() if url}
+
+
 def group_resolutions(conn: Connection, since: datetime) -> dict[tuple[str, str], datetime]:
     """(rule, provider@region) -> when its provider-region alert last resolved, since `since`."""
     query = (
@@ -124,10 +132,14 @@ def apply_changes(
     now: datetime,
     secrets: Iterable[str] = (),
     alternatives: Mapping[str, dict[str, Any] | None] | None = None,
+    runbooks: Mapping[str, str] | None = None,
+    links: AlertLinks | None = None,
 ) -> int:
     """Store each change and enqueue its events for every notifier that wants its severity.
     `alternatives` (alert scope key -> route, monitor.alerts.alternatives) names the route to take
-    instead in each target alert's body and summary.
+    instead in each target alert's body and summary; `runbooks` (rule name, or `slo:NAME` -> URL)
+    and `links` (the signer of the chart and silence links, monitor.alerts.signing) fill the
+    body's DESIGN §18 links.
 
     Returns the number of outbox rows queued. Runs in the caller's transaction.
     """
@@ -151,7 +163,8 @@ def apply_changes(
         ids[(record.rule, record.scope.key)] = alert_id
         note = _official_note(conn, record) if change.events else ""
         for event in change.events:
-            body = build_body(record, event, alert_id, url)
+            runbook = (runbooks or {}).get(record.rule)
+            body = build_body(record, event, alert_id, url, runbook=runbook, links=links, now=now)
             if record.scope.kind == TARGET:
                 with_alternative(body, (alternatives or {}).get(record.scope.key))
             if note:  # how far ahead of the provider's own status page this alert fired

@@ -78,7 +78,16 @@ __all__ = [
 
 # The built-in notifier configs live in their notifier's module (monitor/alerts/notifiers/); they are
 # re-exported here, looked up on first use, so importing the config imports no notifier.
-_NOTIFIER_CONFIGS = ("AlertmanagerConfig", "AppriseConfig", "LogNotifierConfig", "PagerDutyConfig", "WebhookConfig")
+_NOTIFIER_CONFIGS = (
+    "AlertmanagerConfig",
+    "AppriseConfig",
+    "EmailConfig",
+    "LogNotifierConfig",
+    "PagerDutyConfig",
+    "SlackConfig",
+    "TeamsConfig",
+    "WebhookConfig",
+)
 __all__ += _NOTIFIER_CONFIGS
 
 

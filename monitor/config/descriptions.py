@@ -28,13 +28,15 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "providers": "The APIs to probe, by name: protocol, credentials, regions and models.",
         "checks": "What to probe: each entry expands to providers × models × regions × prompts.",
         "alerts": "Alert rules evaluated by the leader over the stored samples.",
-        "notifiers": "Where alert notifications go (webhook, PagerDuty, Alertmanager, apprise, log, …).",
+        "notifiers": "Where alert notifications go (Slack, Teams, email, webhook, PagerDuty, Alertmanager, apprise, log, …).",
         "silences": "Silences from the file: they mute notifications, never measurement.",
         "alerting": "Timings of alert evaluation and notification delivery; read when `firsttoken run` starts.",
         "prices": "USD per million tokens, per `provider/model`: gives each sample's `cost_usd`.",
         "budget": "A monthly cap on the probes' own projected spend.",
         "retention": "How long raw samples and rollups are kept.",
         "dashboard_url": "The dashboard's public address: notifications link to the alert's own view there.",
+        "public_url": "Where others reach `firsttoken run --listen` (e.g. `https://firsttoken.internal:9464`): "
+        "notifications link to the alert's chart and one-click silence there, signed; unset, they carry neither.",
         "slos": "Service level objectives: what a good probe is, the share of good probes a period must hold, "
         "and burn-rate alerts on its error budget.",
         "status_site": "The public status site (`/status` on run's listen address, `firsttoken status export`).",
@@ -200,6 +202,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "resolve_after": "Consecutive good evaluations before firing becomes resolved.",
         "repeat_interval": "How often a firing alert is notified again.",
         "match": "Only targets whose labels fit these globs.",
+        "runbook": "A URL of what on-call should do when it fires, linked from every notification.",
     },
     "Match": {
         "provider": "A glob on the provider name.",
@@ -253,6 +256,18 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "urls": "Apprise URLs (they carry their tokens: treated as secrets).",
     },
     "LogNotifierConfig": {},
+    "SlackConfig": {
+        "url": "An incoming webhook URL (a secret: its path is the token); or give `token` and `channel`.",
+        "token": "A bot token (`xoxb-…`, a secret) posting with chat.postMessage to `channel`.",
+        "channel": "The channel the bot posts to (`#name` or an id); with `token` only.",
+        "api_url": "Slack's Web API base for `token` (default https://slack.com/api).",
+    },
+    "TeamsConfig": {
+        "url": "The Teams Workflows webhook URL (a secret: it carries its signature).",
+    },
+    "EmailConfig": {
+        "to": "The addresses each alert mail goes to, through the `smtp:` section.",
+    },
     "Confirm": {
         "agents": "At least this many vantage points (capped at the number that probed the target).",
         "share": "At least this share of the vantage points that probed the target within the rule's window.",
@@ -265,6 +280,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "period": "The error budget's rolling window, at least `1h` (default `30d`).",
         "per": "One budget per `target`, `provider`, `model` (canonical, across providers) or `all` matched.",
         "repeat_interval": "How often a firing burn-rate alert is notified again (default 4h), as an alert rule's.",
+        "runbook": "A URL of what on-call should do when it burns, linked from every notification.",
     },
     "Good": {
         "ttft_ms": "A bound on time to first token (`below:`/`above:`, milliseconds or a duration).",

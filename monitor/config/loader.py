@@ -134,6 +134,7 @@ def _load(text: str, base_dir: Path, env: Mapping[str, str] | None, source: Path
         retention=spec.retention,
         alerting=spec.alerting,
         dashboard_url=spec.dashboard_url,
+        public_url=spec.public_url,
         budget=spec.budget,
         slos=tuple(s for s in spec.slos if s),
         inhibit=tuple(i for i in spec.inhibit if i) if "inhibit" in tree else DEFAULT_INHIBIT,

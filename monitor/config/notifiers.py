@@ -19,15 +19,27 @@ from typing import Annotated, Any, ClassVar
 from pydantic import PlainValidator, TypeAdapter
 
 from monitor.config.errors import did_you_mean, fail, kind
-from monitor.config.fields import Name, Names, seconds, spec
+from monitor.config.fields import Name, Names, is_http_url, seconds, secret_text, spec
 
 PLUGINS = "monitor.alerts.notifiers"  # one module per notifier type
 Timeout = seconds(300.0)  # a receiver that takes longer is down, as far as paging goes
 
 
+def _http_url(value: str) -> None:
+    if not is_http_url(value):
+        fail("not a URL (expected https://host/...)")  # the value is a secret: never echoed
+
+
+# A URL that is itself the credential (a Slack incoming webhook, a Teams Workflows URL with its `sig=`):
+# checked like a URL, kept and masked like a password.
+SecretUrl = secret_text(check=_http_url)
+
+
 @spec(kw_only=True)
 class NotifierConfig:
     type: ClassVar[str] = ""
+    # Top-level sections this type sends through (`email`: `smtp`); the loader says when one is missing.
+    needs: ClassVar[tuple[str, ...]] = ()
     name: Name
     severities: Names = ()  # empty = every severity
 

@@ -262,6 +262,7 @@ class AlertRule:
     # majority of those probing, at least 2 of 2+), and the severity of an alert seen from fewer.
     confirm: Confirm | None = None
     vantage_severity: Name = "ticket"
+    runbook: Url | None = None  # DESIGN §18: what on-call should do, linked from every notification
 
     @property
     def pending_evaluations(self) -> int:
@@ -477,6 +478,7 @@ class FileSpec:
     retention: Retention = Retention()
     alerting: Alerting = Alerting()
     dashboard_url: Url | None = None
+    public_url: Url | None = None  # DESIGN §18: run --listen as others reach it (alert charts, silence links)
     budget: Budget | None = None
     slos: Annotated[tuple[Slo, ...], entries()] = ()
     inhibit: Annotated[tuple[InhibitRule, ...], entries()] = ()  # unset: DEFAULT_INHIBIT (DESIGN §15)

@@ -36,6 +36,15 @@ def check_references(spec: FileSpec, tree: Mapping[str, Any], ctx: LoadContext) 
             if severity not in used:
                 message = f"no alert rule has severity {severity!r}{did_you_mean(severity, used)}"
                 ctx.errors.append(problem(("notifiers", i, "severities", j), message))
+    for i, notifier in enumerate(spec.notifiers):  # an email notifier sends through `smtp:` (DESIGN §18)
+        for section in notifier.needs if notifier else ():
+            if getattr(spec, section, None) is None:
+                ctx.errors.append(
+                    problem(
+                        ("notifiers", i, "type"),
+                        f"type {notifier.type} sends through the {section}: section, which is missing",
+                    )
+                )
     _price_keys(ctx, spec, tree)
 
 

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, WithJsonSchema
 
 from monitor.config.errors import fail, kind, problem
-from monitor.config.fields import Bool, LoadContext, Name, alias, empty, seconds, spec
+from monitor.config.fields import Bool, LoadContext, Name, Url, alias, empty, seconds, spec
 from monitor.config.selectors import Scope, scope_matches
 from monitor.units import DAY_S, HOUR_S, parse_duration, parse_percent
 
@@ -119,6 +119,7 @@ class Slo:
     period_s: seconds(400 * DAY_S, min_s=HOUR_S - 1) = alias("period", DEFAULT_PERIOD_S)
     per: Literal["target", "provider", "model", "all"] = "target"
     repeat_interval_s: seconds(30 * DAY_S) = alias("repeat_interval", 4 * HOUR_S)  # as an alert rule's (DESIGN §15)
+    runbook: Url | None = None  # DESIGN §18: what on-call should do, linked from every notification
 
     def matches(self, provider: str | None, model=None, region=None, prompt=None) -> bool:
         return scope_matches(self.match, provider=provider, model=model, region=region, prompt=prompt)

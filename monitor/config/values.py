@@ -93,6 +93,7 @@ class Config:
     retention: Retention = field(default_factory=Retention)
     alerting: Alerting = field(default_factory=Alerting)
     dashboard_url: str | None = None
+    public_url: str | None = None  # DESIGN §18: where `run --listen` is reached (signed alert links)
     budget: Budget | None = None
     slos: tuple[Slo, ...] = ()
     inhibit: tuple[InhibitRule, ...] = DEFAULT_INHIBIT  # DESIGN §15

@@ -75,11 +75,11 @@ class BackfillAlerts:
         finally:
             self.alerts.options = options
 
-    def _notifier(self, config, secrets=()):
+    def _notifier(self, config, secrets=(), context=None):
         if config.type != "log":
             from monitor.alerts.notifiers import build_notifier
 
-            return build_notifier(config, secrets)
+            return build_notifier(config, secrets, context)
         return _HistoryLog(config.name, self)
 
 

@@ -4,6 +4,8 @@
     /routes                                the live ranking (routes.py), when given
     /status/subscribe, /status/confirm,
     /status/unsubscribe                    status subscriptions (monitor/subscriptions/web.py), when given
+    /alerts/<id>/chart.png,
+    /alerts/<id>/silence                   signed alert links: chart, one-click silence (alertlinks.py), when given
     /status, /status/<provider>            the status site's pages (statussite/serve.py)
     /status.json, /badge/<p>.svg,
     /incidents.atom                        the public status (public.py), when given
@@ -39,6 +41,7 @@ def build_app(
     mcp: Callable[..., Any] | None = None,
     subscriptions: WsgiApp | None = None,
     pages: Callable[[dict, Callable], list[bytes] | None] | None = None,
+    alert_links: WsgiApp | None = None,
 ) -> WsgiApp:
     def max_age() -> int:
         return max_age_s() if max_age_s is not None else DEFAULT_MAX_AGE_S
@@ -51,6 +54,8 @@ def build_app(
             return routes_response(environ, start_response, routes, max_age)
         if subscriptions is not None and path in SUBSCRIPTION_PATHS:
             return subscriptions(environ, start_response)
+        if alert_links is not None and path.startswith("/alerts/"):
+            return alert_links(environ, start_response)
         if pages is not None and (answer := pages(environ, start_response)) is not None:
             return answer
         answer = public(path) if public is not None else None

@@ -19,6 +19,7 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 from prometheus_client.exposition import ThreadingWSGIServer
 
 from monitor.http.answer_cache import AnswerCache, ttl_for
+from monitor.http.alertlinks import AlertLinkPages
 from monitor.http.app import WsgiApp, build_app
 from monitor.http.conditional import max_age_s
 from monitor.http.health import Health
@@ -86,9 +87,11 @@ class ListenAddress:
         self.pages = StatusPages(SiteSource(read_engine, config, public).read)
         # Subscribing writes: the primary (`engine`), never a read replica.
         subscriptions = SubscriptionPages(engine, config) if engine is not None else None
+        # DESIGN §18: the charts and one-click silences notifications link to (a silence writes: `engine`).
+        alert_links = AlertLinkPages(read_engine, config, engine)
         app = build_app(
             metrics, health, public.handle, routes, max_age_s=cadence_s, mcp=self._mcp, pages=self.pages,
-            subscriptions=subscriptions,
+            subscriptions=subscriptions, alert_links=alert_links,
         )  # fmt: skip
         self._server = StatusServer(host, port, app)
         self.port = self._server.port

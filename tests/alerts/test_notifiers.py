@@ -71,6 +71,10 @@ def test_webhook_body_is_exactly_design_section_5():
         "agents": [],
         "agents_clear": [],
         "attribution": None,
+        # DESIGN §18: the rule's runbook, the signed chart and silence links (none without public_url).
+        "runbook": None,
+        "chart_url": None,
+        "silence_url": None,
     }
     group = build_body(record(scope=Scope(provider="bedrock", region="eu-west-1")), "firing", 7, None)
     assert group["scope"] == {

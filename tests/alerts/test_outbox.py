@@ -54,7 +54,7 @@ class FakeNotifier:
 
 
 def factory_of(notifiers: dict):
-    return lambda config, secrets: notifiers[config.name]
+    return lambda config, secrets, context=None: notifiers[config.name]
 
 
 def config_with(*names: str) -> Config:

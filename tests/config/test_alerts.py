@@ -172,8 +172,8 @@ def test_every_notifier_type():
     ("notifier", "expected"),
     [
         ({"name": "n", "type": "webhok"},
-         ["notifiers[0].type: unknown notifier type 'webhok' (did you mean 'webhook'?); expected one of alertmanager, apprise, log, pagerduty, webhook"]),
-        ({"name": "n"}, ["notifiers[0].type: required: one of alertmanager, apprise, log, pagerduty, webhook"]),
+         ["notifiers[0].type: unknown notifier type 'webhok' (did you mean 'webhook'?); expected one of alertmanager, apprise, email, log, pagerduty, slack, teams, webhook"]),
+        ({"name": "n"}, ["notifiers[0].type: required: one of alertmanager, apprise, email, log, pagerduty, slack, teams, webhook"]),
         ({"name": "n", "type": "webhook"}, ["notifiers[0].url: required"]),
         ({"name": "n", "type": "webhook", "url": "nope"}, ["notifiers[0].url: not a URL (expected http://host/... or https://host/...), got 'nope'"]),
         ({"name": "n", "type": "webhook", "url": "http://h", "routing_key": "x"}, ["notifiers[0].routing_key: unknown key"]),

@@ -29,7 +29,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BeforeValidator
 
 from monitor.alerts.alternative import alternative_text
-from monitor.alerts.notifiers.base import DeliveryError, HttpNotifier
+from monitor.alerts.notifiers.base import DeliveryError, HttpNotifier, answered
 from monitor.config.fields import NonEmpty, Url, alias, check_url, seconds, spec
 from monitor.config.notifiers import NotifierConfig, Timeout
 
@@ -97,20 +97,22 @@ def to_alert(body: Mapping[str, Any], *, now: datetime, resend_every_s: float) -
 class AlertmanagerNotifier(HttpNotifier):
     what = "alertmanager"
 
-    def send(self, body: Mapping[str, Any], *, event: str, delivery_id: str) -> None:
+    def send(self, body: Mapping[str, Any], *, event: str, delivery_id: str) -> str:
         if not self._config.urls:
             raise DeliveryError("alertmanager: no url configured", retryable=False)
         alert = to_alert(body, now=datetime.now(UTC), resend_every_s=self._config.resend_every_s)
         raw = json.dumps([alert], separators=(",", ":")).encode()
         errors: list[DeliveryError] = []
+        answers: list[str] = []
         for url in self._config.urls:
             try:
-                self._post_json(url.rstrip("/") + ALERTS_PATH, raw)
+                answers.append(answered(self._post_json(url.rstrip("/") + ALERTS_PATH, raw)))
             except DeliveryError as exc:
                 errors.append(exc)
         if errors and len(errors) == len(self._config.urls):
             message = "; ".join(str(e) for e in errors)
             raise DeliveryError(message, retryable=any(e.retryable for e in errors))
+        return ", ".join(answers)
 
 
 def create(config: AlertmanagerConfig, secrets: Iterable[str] = ()) -> AlertmanagerNotifier:

@@ -9,13 +9,11 @@ are read from the call's own log entries, and every piece of every URL
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import field
 from typing import Any, ClassVar
-from urllib.parse import parse_qsl, unquote, urlsplit
 
-from monitor.alerts.notifiers.base import DeliveryError
+from monitor.alerts.notifiers.base import DeliveryError, url_secrets
 from monitor.alerts.render import format_value
 from monitor.config.errors import fail, problem
 from monitor.config.fields import secret_text, spec
@@ -23,7 +21,6 @@ from monitor.config.notifiers import NotifierConfig
 from monitor.redact import redact
 
 TIMEOUT_S = 20.0
-_MIN_PIECE = 6  # shorter URL pieces are words like "hooks", not tokens
 
 
 def _apprise_url(value: str) -> None:
@@ -39,20 +36,6 @@ class AppriseConfig(NotifierConfig):
 
     def _finish(self, ctx: Any) -> list[dict]:
         return [] if self.urls else [problem(("urls",), "required: at least one apprise URL")]
-
-
-def url_secrets(url: str) -> set[str]:
-    """The URL and every part of it that could be a credential."""
-    pieces = {url}
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return pieces
-    pieces |= {p for p in (parts.username, parts.password) if p}
-    pieces |= {unquote(s) for s in re.split(r"[/:@]", parts.netloc + parts.path) if s}
-    pieces |= {v for _, v in parse_qsl(parts.query)}
-    pieces.discard(parts.hostname or "")
-    return {p for p in pieces if len(p) >= _MIN_PIECE}
 
 
 def title_and_text(body: Mapping[str, Any]) -> tuple[str, str]:

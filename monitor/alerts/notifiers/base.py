@@ -14,8 +14,11 @@ one client each (or the caller's), the config's `timeout`, the secrets to keep o
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import httpx
 
@@ -26,6 +29,7 @@ USER_AGENT = f"firsttoken/{__version__}"
 ERROR_EXCERPT_CHARS = 200
 # Worth another try later: the receiver is busy, rate limiting, or broken for now.
 RETRYABLE_STATUS = frozenset({408, 425, 429})
+_MIN_PIECE = 6  # shorter URL pieces are words like "hooks", not tokens
 
 
 class DeliveryError(Exception):
@@ -39,9 +43,46 @@ class DeliveryError(Exception):
 class Notifier(Protocol):
     name: str
 
-    def send(self, body: Mapping[str, Any], *, event: str, delivery_id: str) -> None: ...
+    def send(self, body: Mapping[str, Any], *, event: str, delivery_id: str) -> str | None:
+        """Deliver, or raise DeliveryError; returns what the receiver answered (`HTTP 200`), or None."""
+        ...
 
     def close(self) -> None: ...
+
+
+def _no_chart(body: Mapping[str, Any]) -> bytes | None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What a notifier may need beyond its own entry: the config's `smtp:` (the `email` notifier), and
+    the alert's chart as PNG bytes (monitor.alerts.charts; None when it cannot be drawn)."""
+
+    smtp: Any = None
+    chart: Callable[[Mapping[str, Any]], bytes | None] = _no_chart
+
+
+NO_CONTEXT = Context()
+
+
+def answered(response: httpx.Response) -> str:
+    """`HTTP 202`: what `firsttoken notify test` reports of a receiver's answer."""
+    return f"HTTP {response.status_code}"
+
+
+def url_secrets(url: str) -> set[str]:
+    """The URL and every part of it that could be a credential."""
+    pieces = {url}
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return pieces
+    pieces |= {p for p in (parts.username, parts.password) if p}
+    pieces |= {unquote(s) for s in re.split(r"[/:@]", parts.netloc + parts.path) if s}
+    pieces |= {v for _, v in parse_qsl(parts.query)}
+    pieces.discard(parts.hostname or "")
+    return {p for p in pieces if len(p) >= _MIN_PIECE}
 
 
 def post(

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import field
 from typing import Any, ClassVar
 
-from monitor.alerts.notifiers.base import HttpNotifier
+from monitor.alerts.notifiers.base import HttpNotifier, answered
 from monitor.config.fields import SecretText, Url, alias, spec
 from monitor.config.notifiers import NotifierConfig, Timeout
 from monitor.sample import target_id
@@ -110,9 +110,9 @@ class PagerDutyNotifier(HttpNotifier):
     def own_secrets(config: PagerDutyConfig) -> Iterable[str]:
         return (str(config.routing_key),)
 
-    def send(self, body: Mapping[str, Any], *, event: str, delivery_id: str) -> None:
+    def send(self, body: Mapping[str, Any], *, event: str, delivery_id: str) -> str:
         raw = json.dumps(event_body(body, str(self._config.routing_key)), separators=(",", ":")).encode()
-        self._post_json(self._config.url, raw)
+        return answered(self._post_json(self._config.url, raw))
 
 
 def create(config: PagerDutyConfig, secrets: Iterable[str] = ()) -> PagerDutyNotifier:

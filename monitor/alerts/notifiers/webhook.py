@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import field
 from typing import Any, ClassVar
 
-from monitor.alerts.notifiers.base import HttpNotifier
+from monitor.alerts.notifiers.base import HttpNotifier, answered
 from monitor.config.fields import Headers, OptionalSecret, Url, alias, empty, spec
 from monitor.config.notifiers import NotifierConfig, Timeout
 
@@ -50,12 +50,12 @@ class WebhookNotifier(HttpNotifier):
     def own_secrets(config: WebhookConfig) -> Iterable[str]:
         return (*((config.secret,) if config.secret else ()), *config.headers.values())
 
-    def send(self, body: Mapping[str, Any], *, event: str, delivery_id: str) -> None:
+    def send(self, body: Mapping[str, Any], *, event: str, delivery_id: str) -> str:
         raw = encode(body)
         headers = {**self._config.headers, DELIVERY_HEADER: delivery_id, EVENT_HEADER: event}
         if self._config.secret:
             headers[SIGNATURE_HEADER] = signature(str(self._config.secret), raw)
-        self._post_json(self._config.url, raw, headers)
+        return answered(self._post_json(self._config.url, raw, headers))
 
 
 def create(config: WebhookConfig, secrets: Iterable[str] = ()) -> WebhookNotifier:
