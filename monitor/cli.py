@@ -44,6 +44,7 @@ COMMANDS = {
     "backtest": ("backtest", "replay a series through the alert detector"),
     "slo": ("slo", "SLO attainment, error budgets and burn rates; `slo rules` for Prometheus"),
     "silence": ("silence", "add, list or expire silences"),
+    "notify": ("notify", "send a sample alert through the configured notifiers: `notify test [--notifier NAME]`"),
     "status": ("status", "the public status site: `status export DIR` writes it as static files"),
     "maintenance": ("maintenance", "add, list, end or export maintenance windows (pages muted, probes marked)"),
     "incident": ("incident", "list, show, publish, update or resolve the status site's incidents"),
@@ -60,7 +61,7 @@ def needs_secrets(args: argparse.Namespace) -> bool:
     every other command loads the config with those `${VAR}`s unset (monitor.config.DEFER). A new
     command that sends requests with the config's keys must be named here."""
     real_demo = args.command == "demo" and getattr(args, "with_real_providers", False)
-    return args.command in ("run", "probe") or real_demo
+    return args.command in ("run", "probe", "notify") or real_demo
 
 
 def _command_module(name: str):

@@ -134,9 +134,12 @@ def spec_of(body: Mapping[str, Any], plot: Plot, series: Sequence[AgentBuckets])
 
 
 class AlertCharts:
-    """Charts from `engine` (a read replica will do); `config` returns the running config."""
+    """Charts from `engine` (a read replica will do; None: no database, `notify test` without one);
+    `config` returns the running config."""
 
-    def __init__(self, engine: Engine, config: Callable[[], Any], clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(
+        self, engine: Engine | None, config: Callable[[], Any], clock: Callable[[], datetime] | None = None
+    ) -> None:
         self._engine = engine
         self._config = config
         self._clock = clock or (lambda: datetime.now(UTC))
@@ -147,6 +150,8 @@ class AlertCharts:
 
         if alert_id == SAMPLE_ALERT_ID:
             return sample_body(self._config(), self._clock())
+        if self._engine is None:
+            return None
         with self._engine.connect() as conn:
             row = conn.execute(select(ALERTS).where(ALERTS.c.id == alert_id)).first()
         if row is None:
@@ -162,7 +167,9 @@ class AlertCharts:
         from monitor.alerts.sample import SAMPLE_ALERT_ID, synthetic_series
 
         plot = plot_of(body, self._config(), self._clock())
-        series = per_agent(self._engine, plot.target_ids, plot.metric, plot.start, plot.end, bucket_s=BUCKET_S)
+        series = []
+        if self._engine is not None:
+            series = per_agent(self._engine, plot.target_ids, plot.metric, plot.start, plot.end, bucket_s=BUCKET_S)
         if not series and body.get("alert_id") == SAMPLE_ALERT_ID:
             series = synthetic_series(body, plot, BUCKET_S)
         return render_png(spec_of(body, plot, series))

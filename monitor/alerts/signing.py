@@ -41,10 +41,14 @@ MAX_EXP_CHARS = 12  # an epoch second has 10 digits until the year 2286
 SIG_CHARS = 43  # 256 bits, base64url, no padding
 
 
-def link_secret(engine: Engine, environ: Mapping[str, str] = os.environ) -> bytes:
+def link_secret(engine: Engine | None, environ: Mapping[str, str] = os.environ) -> bytes:
     """The key links are signed with: the environment's, else the database's (made once)."""
     given = (environ.get(SECRET_ENV) or "").strip()
-    return given.encode() if given else stored_secret(engine, SECRET_NAME)
+    if given:
+        return given.encode()
+    if engine is None:
+        raise LookupError(f"no {SECRET_ENV} and no database to keep a link secret in")
+    return stored_secret(engine, SECRET_NAME)
 
 
 def sign(secret: bytes, purpose: str, alert_id: int, exp: int) -> str:

@@ -18,8 +18,8 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 from prometheus_client.exposition import ThreadingWSGIServer
 
-from monitor.http.answer_cache import AnswerCache, ttl_for
 from monitor.http.alertlinks import AlertLinkPages
+from monitor.http.answer_cache import AnswerCache, ttl_for
 from monitor.http.app import WsgiApp, build_app
 from monitor.http.conditional import max_age_s
 from monitor.http.health import Health

@@ -33,12 +33,14 @@ class Receiver:
         ok_status: int = 200,
         delay_s: float = 0.0,
         echo: bool = False,
+        reply: bytes | None = None,
     ):
         self.fail_first = fail_first
         self.fail_status = fail_status
         self.ok_status = ok_status
         self.delay_s = delay_s
         self.echo = echo  # failures answer with the request body (as some APIs quote what they refused)
+        self.reply = reply  # what a 2xx answers (Slack's Web API: `{"ok": true}`); default `{"status":"success"}`
         self.requests: list[Received] = []
         self._lock = threading.Lock()
         receiver = self
@@ -55,7 +57,7 @@ class Receiver:
                     )
                 if receiver.delay_s:
                     time.sleep(receiver.delay_s)
-                body = b'{"status":"success"}' if status < 300 else b'{"error":"try later"}'
+                body = (receiver.reply or b'{"status":"success"}') if status < 300 else b'{"error":"try later"}'
                 if status >= 300 and receiver.echo:
                     body = raw
                 self.send_response(status)
