@@ -1,4 +1,10 @@
-"""Keeping the outbox rows a deliverer holds claimed while it sends them.
+"""Claiming outbox rows, and keeping them claimed while they are sent (the alert outbox and the status
+subscribers' share it: any table with id, status, attempts and next_attempt_at).
+
+`claim_due` takes due `pending` rows in one short transaction: each gets `attempts + 1` and a lease,
+compare-and-set on its old `attempts`, so two deliverers never hold one row (PostgreSQL also skips
+rows another transaction is claiming); a row waits while an earlier row of its group (`same`) is
+pending, so they go out in order. `settle` writes to a claimed row, guarded by the claim.
 
 A claim is a lease: `next_attempt_at` moved `lease_s` ahead. A deliverer that
 dies stops renewing, so the next leader sends the row again (same delivery id)
@@ -12,16 +18,68 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import Engine, Table, update
+from sqlalchemy import ColumnElement, Engine, Row, Table, and_, exists, select, update
+from sqlalchemy.orm import aliased
 
 from monitor.storage.models import NotificationOutbox
 
 log = logging.getLogger(__name__)
 
 OUTBOX = NotificationOutbox.__table__
+PENDING = "pending"
+
+
+def claim_due(
+    engine: Engine,
+    table: Table,
+    *,
+    now: datetime,
+    lease_s: float,
+    batch: int,
+    same: Sequence[str],
+    where: Sequence[ColumnElement[bool]] = (),
+) -> list[Row[Any]]:
+    """Claim up to `batch` due rows, oldest due first; each as it was before the claim (its `attempts`
+    one less than it holds now). A row is due once no earlier row with the same `same` columns is pending."""
+    earlier = aliased(table)
+    blocked = exists().where(
+        and_(*(earlier.c[c] == table.c[c] for c in same), earlier.c.status == PENDING, earlier.c.id < table.c.id)
+    )
+    query = (
+        select(table)
+        .where(table.c.status == PENDING, table.c.next_attempt_at <= now, ~blocked, *where)
+        .order_by(table.c.next_attempt_at, table.c.id)
+        .limit(batch)
+    )
+    if engine.dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=True, of=table)
+    lease_until = now + timedelta(seconds=lease_s)
+    claimed = []
+    with engine.begin() as conn:
+        for row in conn.execute(query).all():
+            got = conn.execute(
+                update(table)
+                .where(table.c.id == row.id, table.c.status == PENDING, table.c.attempts == row.attempts)
+                .values(attempts=row.attempts + 1, next_attempt_at=lease_until)
+            ).rowcount
+            if got == 1:
+                claimed.append(row)
+    return claimed
+
+
+def settle(engine: Engine, table: Table, row_id: int, attempts: int, **values: Any) -> None:
+    """Write `values` to a row this deliverer claimed (`attempts`: as the claim left it); nothing when the
+    claim is no longer ours."""
+    with engine.begin() as conn:
+        conn.execute(
+            update(table)
+            .where(table.c.id == row_id, table.c.status == PENDING, table.c.attempts == attempts)
+            .values(**values)
+        )
 
 
 class ClaimKeeper:
@@ -66,7 +124,7 @@ class ClaimKeeper:
                 for row_id, attempts in self._held.items():
                     renewed += conn.execute(
                         update(table)
-                        .where(table.c.id == row_id, table.c.status == "pending", table.c.attempts == attempts)
+                        .where(table.c.id == row_id, table.c.status == PENDING, table.c.attempts == attempts)
                         .values(next_attempt_at=lease_until)
                     ).rowcount
             return renewed

@@ -15,11 +15,11 @@ hear of it); one to a draft waits for `publish` with the rest. Exit codes: 0 don
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
 import sys
 from datetime import UTC, datetime
 
+from monitor.commands.silence import _iso, _user
 from monitor.errors import UsageError
 
 STATES = ("investigating", "identified", "monitoring", "resolved")
@@ -160,14 +160,3 @@ def _resolve(engine, args: argparse.Namespace, now: datetime) -> int:
 
 
 _ACTIONS = {"list": _list, "show": _show, "publish": _publish, "update": _update, "resolve": _resolve}
-
-
-def _iso(value: datetime | None) -> str:
-    return "-" if value is None else value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _user() -> str | None:
-    try:
-        return getpass.getuser()
-    except Exception:  # no passwd entry in a container
-        return None

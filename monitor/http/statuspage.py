@@ -1,4 +1,5 @@
-"""The public status, built from values: a Statuspage v2 summary, a badge, an Atom feed of incidents.
+"""The public status, built from values: a Statuspage v2 summary and a badge (the Atom feed of our
+incidents is monitor.incidents.feed).
 
 Pure: callers hand in per-target recent figures by the quorum of vantage points (minutes probed and
 down, `monitor.availability`; the median TTFT the quorum saw), the alerts the quorum confirmed, and
@@ -351,35 +352,3 @@ def badge_svg(provider: str, status: str | None, p50_ms: float | None) -> str:
         f'<text x="{lw / 2:.0f}" y="14">{escape(left)}</text><text x="{lw + rw / 2:.0f}" y="14">{escape(right)}</text>'
         "</g></svg>"
     )
-
-
-# -------------------------------------------------------------------- atom
-def incidents_atom(incidents: Sequence[Incident], *, now: datetime, page_name: str, page_url: str | None) -> str:
-    """Our incidents, newest first, as an Atom 1.0 feed (RFC 4287)."""
-    feed_id = f"urn:firsttoken:{_id('page', page_name)}"
-    base = page_url.rstrip("/") if page_url else None
-    lines = [
-        '<?xml version="1.0" encoding="utf-8"?>',
-        '<feed xmlns="http://www.w3.org/2005/Atom">',
-        f"<title>{escape(page_name)} incidents</title>",
-        f"<id>{feed_id}</id>",
-        f"<updated>{_iso(now)}</updated>",
-        "<author><name>firsttoken</name></author>",
-    ]
-    if base:
-        lines.append(f'<link rel="self" href="{escape(base)}/incidents.atom"/>')
-        lines.append(f'<link rel="alternate" href="{escape(base)}/status.json"/>')
-    for i in sorted(incidents, key=lambda x: x.began_at, reverse=True):
-        state = "resolved" if i.state == "resolved" else "ongoing"
-        when = f"began {_iso(i.began_at)}" + (f", resolved {_iso(i.resolved_at)}" if i.resolved_at else "")
-        lines += [
-            "<entry>",
-            f"<title>[{state}] {escape(i.title)}</title>",
-            f"<id>{feed_id}:incident:{i.id}</id>",
-            f"<updated>{_iso(i.updated_at)}</updated>",
-            f"<published>{_iso(i.began_at)}</published>",
-            f"<summary>{escape(_scope_name(i))}: {escape(i.title)} ({when})</summary>",
-            "</entry>",
-        ]
-    lines.append("</feed>")
-    return "\n".join(lines) + "\n"

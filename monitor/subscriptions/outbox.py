@@ -28,10 +28,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-from sqlalchemy import Engine, and_, exists, select, update
-from sqlalchemy.orm import aliased
+from sqlalchemy import Engine, select
 
-from monitor.alerts.claims import ClaimKeeper
+from monitor.alerts.claims import ClaimKeeper, claim_due, settle
 from monitor.alerts.notifiers.base import USER_AGENT, DeliveryError, post
 from monitor.alerts.notifiers.webhook import DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, encode, signature
 from monitor.alerts.outbox import MAX_ERROR_CHARS, DeliveryStats, RetryPolicy
@@ -158,46 +157,16 @@ class SubscriberDelivery:
 
     # ------------------------------------------------------------- database
     def _claim(self, engine: Engine, now: datetime) -> list[_Claimed]:
-        earlier = aliased(OUTBOX)
-        blocked = exists().where(
-            and_(
-                earlier.c.subscriber_id == OUTBOX.c.subscriber_id,
-                earlier.c.status == PENDING,
-                earlier.c.id < OUTBOX.c.id,
-            )
+        rows = claim_due(
+            engine, OUTBOX, now=now, lease_s=self.policy.lease_s, batch=self.batch, same=("subscriber_id",)
         )
-        query = (
-            select(OUTBOX)
-            .where(OUTBOX.c.status == PENDING, OUTBOX.c.next_attempt_at <= now, ~blocked)
-            .order_by(OUTBOX.c.next_attempt_at, OUTBOX.c.id)
-            .limit(self.batch)
-        )
-        if engine.dialect.name == "postgresql":
-            query = query.with_for_update(skip_locked=True, of=OUTBOX)
-        lease_until = now + timedelta(seconds=self.policy.lease_s)
-        out: list[_Claimed] = []
-        with engine.begin() as conn:
-            for row in conn.execute(query).all():
-                got = conn.execute(
-                    update(OUTBOX)
-                    .where(OUTBOX.c.id == row.id, OUTBOX.c.status == PENDING, OUTBOX.c.attempts == row.attempts)
-                    .values(attempts=row.attempts + 1, next_attempt_at=lease_until)
-                ).rowcount
-                if got == 1:
-                    claimed = _Claimed(
-                        row.id, row.subscriber_id, row.update_id, row.kind, row.attempts + 1, row.created_at,
-                        row.next_attempt_at,
-                    )  # fmt: skip
-                    out.append(claimed)
-        return out
+        return [
+            _Claimed(r.id, r.subscriber_id, r.update_id, r.kind, r.attempts + 1, r.created_at, r.next_attempt_at)
+            for r in rows
+        ]
 
     def _finish(self, engine: Engine, row: _Claimed, **values: Any) -> None:
-        with engine.begin() as conn:
-            conn.execute(
-                update(OUTBOX)
-                .where(OUTBOX.c.id == row.id, OUTBOX.c.status == PENDING, OUTBOX.c.attempts == row.attempts)
-                .values(**values)
-            )
+        settle(engine, OUTBOX, row.id, row.attempts, **values)
 
 
 class _Sender:
