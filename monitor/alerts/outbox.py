@@ -31,11 +31,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine, and_, exists, select, update
-from sqlalchemy.orm import aliased
+from sqlalchemy import Engine
 
 from monitor.alerts.charts import AlertCharts
-from monitor.alerts.claims import ClaimKeeper
+from monitor.alerts.claims import ClaimKeeper, claim_due, settle
 from monitor.alerts.notifiers import Context, DeliveryError, build_notifier
 from monitor.alerts.records import FIRING_EVENT, REPEAT_EVENT
 from monitor.alerts.store import queue_resend
@@ -155,57 +154,18 @@ class OutboxDelivery:
 
     # ------------------------------------------------------------- database
     def _claim(self, engine: Engine, now: datetime, exclude: Iterable[str]) -> list[_Claimed]:
-        earlier = aliased(OUTBOX)
-        blocked = exists().where(
-            and_(
-                earlier.c.alert_id == OUTBOX.c.alert_id,
-                earlier.c.notifier == OUTBOX.c.notifier,
-                earlier.c.status == PENDING,
-                earlier.c.id < OUTBOX.c.id,
-            )
-        )
-        query = (
-            select(OUTBOX)
-            .where(OUTBOX.c.status == PENDING, OUTBOX.c.next_attempt_at <= now, ~blocked)
-            .order_by(OUTBOX.c.next_attempt_at, OUTBOX.c.id)
-            .limit(self.batch)
-        )
         exclude = sorted(exclude)
-        if exclude:
-            query = query.where(OUTBOX.c.notifier.not_in(exclude))
-        if engine.dialect.name == "postgresql":
-            query = query.with_for_update(skip_locked=True, of=OUTBOX)
-        lease_until = now + timedelta(seconds=self.policy.lease_s)
-        out: list[_Claimed] = []
-        with engine.begin() as conn:
-            for row in conn.execute(query).all():
-                got = conn.execute(
-                    update(OUTBOX)
-                    .where(OUTBOX.c.id == row.id, OUTBOX.c.status == PENDING, OUTBOX.c.attempts == row.attempts)
-                    .values(attempts=row.attempts + 1, next_attempt_at=lease_until)
-                ).rowcount
-                if got == 1:
-                    out.append(
-                        _Claimed(
-                            row.id,
-                            row.alert_id,
-                            row.event,
-                            row.notifier,
-                            row.payload,
-                            row.attempts + 1,
-                            row.created_at,
-                            row.next_attempt_at,
-                        )
-                    )
-        return out
+        rows = claim_due(
+            engine, OUTBOX, now=now, lease_s=self.policy.lease_s, batch=self.batch, same=("alert_id", "notifier"),
+            where=(OUTBOX.c.notifier.not_in(exclude),) if exclude else (),
+        )  # fmt: skip
+        return [
+            _Claimed(r.id, r.alert_id, r.event, r.notifier, r.payload, r.attempts + 1, r.created_at, r.next_attempt_at)
+            for r in rows
+        ]
 
     def _finish(self, engine: Engine, row: _Claimed, **values: Any) -> None:
-        with engine.begin() as conn:
-            conn.execute(
-                update(OUTBOX)
-                .where(OUTBOX.c.id == row.id, OUTBOX.c.status == PENDING, OUTBOX.c.attempts == row.attempts)
-                .values(**values)
-            )
+        settle(engine, OUTBOX, row.id, row.attempts, **values)
 
     def _chain_resend(self, engine: Engine, row: _Claimed, config: Any, now: datetime) -> None:
         """A notifier whose config sets `resend_every_s` (Alertmanager) hears about a firing alert
