@@ -2,7 +2,8 @@
 
 The secret is FIRSTTOKEN_STATUS_SECRET when the environment sets it (every agent the same: any of
 them serves the links), else a random one made on first use and kept in `status_secrets`, so all
-agents on one database share it. It is never logged, never in a page, never in an error.
+agents on one database share it (monitor.storage.secrets, as the alert links' key is). It is never
+logged, never in a page, never in an error.
 
 A token is `<subscriber id>.<issued, hex seconds>.<MAC>`, the MAC over the purpose, those two and the
 subscriber's address: altering any part, or using a confirm token to unsubscribe (or for another
@@ -16,16 +17,13 @@ import base64
 import hashlib
 import hmac
 import os
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import Engine, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import Engine
 
-from monitor.storage.models import StatusSecret
+from monitor.storage.secrets import stored_secret
 
 SECRET_ENV = "FIRSTTOKEN_STATUS_SECRET"
 SECRET_NAME = "links"
@@ -33,27 +31,12 @@ CONFIRM, UNSUBSCRIBE, WEBHOOK_KEY = "confirm", "unsubscribe", "webhook-signing"
 CONFIRM_TTL = timedelta(days=7)
 MAC_CHARS = 32  # 192 bits of the MAC, base64url
 MAX_TOKEN_CHARS = 80
-SECRETS = StatusSecret.__table__
 
 
 def link_secret(engine: Engine, environ: Mapping[str, str] = os.environ) -> bytes:
     """The key links are signed with: the environment's, else the database's (made once, race-free)."""
     given = (environ.get(SECRET_ENV) or "").strip()
-    if given:
-        return given.encode()
-    query = select(SECRETS.c.value).where(SECRETS.c.name == SECRET_NAME)
-    with engine.begin() as conn:
-        value = conn.execute(query).scalar()
-        if value is None:
-            dialect_insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-            made = secrets.token_urlsafe(32)
-            conn.execute(
-                dialect_insert(SECRETS)
-                .values(name=SECRET_NAME, value=made, created_at=datetime.now(UTC))
-                .on_conflict_do_nothing(index_elements=["name"])
-            )
-            value = conn.execute(query).scalar_one()  # ours, or the one another agent made first
-    return value.encode()
+    return given.encode() if given else stored_secret(engine, SECRET_NAME)
 
 
 def _mac(secret: bytes, purpose: str, body: str, address_key: str) -> str:
