@@ -128,21 +128,19 @@ class Mailer:
         if isinstance(exc, MailError):
             return exc
         if isinstance(exc, smtplib.SMTPResponseException):
-            reply = (
-                exc.smtp_error.decode(errors="replace") if isinstance(exc.smtp_error, bytes) else str(exc.smtp_error)
-            )
-            detail = f"{exc.smtp_code} {reply}"
+            detail = _reply(exc.smtp_code, exc.smtp_error)
         elif isinstance(exc, smtplib.SMTPRecipientsRefused):
-            detail = "; ".join(
-                f"{code} {reply.decode(errors='replace') if isinstance(reply, bytes) else reply}"
-                for code, reply in exc.recipients.values()
-            )
+            detail = "; ".join(_reply(code, reply) for code, reply in exc.recipients.values())
         elif isinstance(exc, TimeoutError):
             detail = f"timed out after {float(self._smtp.timeout_s):g}s"
         else:
             detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         detail = redact(detail, self._secrets)[:MAX_REPLY_CHARS]
         return MailError(f"smtp {self.where}: {what}: {detail}", retryable=retryable)
+
+
+def _reply(code: int, text: bytes | str) -> str:
+    return f"{code} {text.decode(errors='replace') if isinstance(text, bytes) else text}"
 
 
 def send_mail(smtp: Any, message: EmailMessage, secrets: Iterable[str] = (), **kwargs: Any) -> None:
