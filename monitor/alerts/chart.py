@@ -85,7 +85,7 @@ def render_png(spec: ChartSpec) -> bytes:
 
     fig = Figure(figsize=(WIDTH_PX / DPI, HEIGHT_PX / DPI), dpi=DPI, facecolor="white")
     FigureCanvasAgg(fig)
-    ax = fig.add_axes((0.095, 0.12, 0.875, 0.66))
+    ax = fig.add_axes((0.095, 0.12, 0.875, 0.71))
     x0, x1 = _seconds(spec.start), _seconds(spec.end)
     top = 0.0
     if spec.band is not None:
@@ -132,7 +132,7 @@ def render_png(spec: ChartSpec) -> bytes:
         ax.spines[side].set_color("#c9ccd1")
     ax.tick_params(colors=TEXT, labelsize=8.5, length=0)
     ax.text(1.0, -0.1, "UTC", transform=ax.transAxes, ha="right", va="top", fontsize=8.5, color=NEUTRAL)
-    fig.text(0.095, 0.93, spec.title, fontsize=11, color=TEXT, fontweight="bold", va="bottom")
+    fig.text(0.095, 0.915, spec.title, fontsize=11, color=TEXT, fontweight="bold", va="bottom")
     if drawn or spec.baseline is not None:
         ax.legend(
             loc="lower left", bbox_to_anchor=(0.0, 1.01), fontsize=8, frameon=False, ncols=min(5, drawn + 2),
