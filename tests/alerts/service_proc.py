@@ -21,11 +21,19 @@ FAST_ALERTING = {"evaluate_every": "1s", "deliver_every": "1s", "settle": "10ms"
 
 
 class ServiceProcess:
-    def __init__(self, config_path: Path, workdir: Path, alerting: dict | None = None, env: dict | None = None) -> None:
+    def __init__(
+        self,
+        config_path: Path,
+        workdir: Path,
+        alerting: dict | None = None,
+        env: dict | None = None,
+        listen: str = "127.0.0.1:0",  # a fixed port when the config must name it (`public_url`)
+    ) -> None:
         self.config_path = config_path
         self.workdir = workdir
         self.alerting = {**FAST_ALERTING, **(alerting or {})}
         self.env = env or {}
+        self.listen = listen
         self.process: subprocess.Popen | None = None
         self.log_path = workdir / "service.log"
         self.starts = 0
@@ -42,7 +50,7 @@ class ServiceProcess:
         spec = yaml.safe_load(self.config_path.read_text())
         config = self.config_path.with_name(f"{self.config_path.stem}.service.yaml")
         config.write_text(yaml.safe_dump({**spec, "alerting": self.alerting}))
-        argv = [sys.executable, "-m", "monitor", "run", "--config", str(config), "--listen", "127.0.0.1:0"]
+        argv = [sys.executable, "-m", "monitor", "run", "--config", str(config), "--listen", self.listen]
         argv += ["--spool-dir", str(self.workdir / "spool")]
         self.process = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         log.close()
