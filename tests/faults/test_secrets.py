@@ -23,9 +23,10 @@ from monitor.storage.db import make_engine
 from tests.alerts.receiver import Receiver
 from tests.conftest import BASE_PATH
 from tests.faults.harness import ServiceProcess, cli, wait_for
+from tests.mailserver import MailServer
 from tests.pg import PG_HOST, PG_PORT, PG_USER
 
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.postgres, pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")]
 
 SECRETS = {
     "FT_API_KEY": "QUOKKA9apikey5517a9",
@@ -34,11 +35,15 @@ SECRETS = {
     "FT_ROUTING_KEY": "BILBY5routing9920d1",
     "FT_APPRISE_TOKEN": "DINGO2apprise6671e2",
     "FT_DB_PASSWORD": "POTOROO8dbpass4410f8",
+    "FT_SLACK_TOKEN": "QUOLL4slackhook7731f0",
+    "FT_SLACK_BOT": "xoxb-BANDICOOT6bot2290a4",
+    "FT_TEAMS_SIG": "WALLABY1teamssig5508b9",
+    "FT_SMTP_PASSWORD": "BETTONG3smtppass6120c3",
 }
 SOURCES: dict[str, str] = {}  # what was read back, by where it came from; filled by the `outputs` fixture
 
 
-def config_tree(simulator, receiver_url: str, database: str) -> dict:
+def config_tree(simulator, receiver_url: str, database: str, smtp_port: int = 25) -> dict:
     providers = {
         protocol: {
             "protocol": protocol,
@@ -72,7 +77,29 @@ def config_tree(simulator, receiver_url: str, database: str) -> dict:
             {"name": "hooks", "type": "webhook", "url": receiver_url + "/webhook", "secret": "${FT_WEBHOOK_SECRET}"},
             {"name": "oncall", "type": "pagerduty", "routing_key": "${FT_ROUTING_KEY}", "url": receiver_url + "/pd"},
             {"name": "chat", "type": "apprise", "urls": [f"json://{receiver_url[7:]}/apprise/${{FT_APPRISE_TOKEN}}"]},
+            # DESIGN §18: the webhook URL and the Workflows signature are credentials, so are the bot token
+            # (the recorder's answer is no Web API answer: its sends fail, and their errors are read too)
+            # and the SMTP password.
+            {"name": "slack", "type": "slack", "url": receiver_url + "/slack/${FT_SLACK_TOKEN}"},
+            {
+                "name": "slack-bot",
+                "type": "slack",
+                "token": "${FT_SLACK_BOT}",
+                "channel": "#oncall",
+                "api_url": receiver_url + "/slackapi",
+            },
+            {"name": "teams", "type": "teams", "url": receiver_url + "/teams?sig=${FT_TEAMS_SIG}"},
+            {"name": "mail", "type": "email", "to": ["oncall@example.com"]},
         ],
+        "smtp": {
+            "host": "127.0.0.1",
+            "port": smtp_port,
+            "starttls": False,
+            "username": "firsttoken",
+            "password": "${FT_SMTP_PASSWORD}",
+            "from": "firsttoken@example.com",
+        },
+        "public_url": "http://127.0.0.1:9464",
         # Rounds every second, no minute-long grouping hold: the first pages go out in seconds, not ~90 s.
         "alerting": {"evaluate_every": "1s", "deliver_every": "1s", "settle": "1s", "group_wait": "2s"},
     }
@@ -136,9 +163,9 @@ def outputs(simulator, pg_server, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("secrets")
     name = pg_server.create_database()
     env = dict(SECRETS)
-    with Receiver() as receiver:
+    with Receiver() as receiver, MailServer(login=("firsttoken", SECRETS["FT_SMTP_PASSWORD"])) as mail:
         tree = config_tree(
-            simulator, receiver.url, db_url(name).replace(SECRETS["FT_DB_PASSWORD"], "${FT_DB_PASSWORD}")
+            simulator, receiver.url, db_url(name).replace(SECRETS["FT_DB_PASSWORD"], "${FT_DB_PASSWORD}"), mail.port
         )
         config = tmp / "firsttoken.yaml"
         config.write_text(json.dumps(tree, indent=1))
@@ -170,6 +197,8 @@ def outputs(simulator, pg_server, tmp_path_factory):
             )
             # The alert fires on the echo_key targets' errors; its notifications go out.
             wait_for(lambda: len(receiver.requests) >= 3, 150, "webhook, pagerduty and apprise deliveries")
+            wait_for(lambda: len(mail.received) >= 1, 60, "the email notifier's mail")
+            run_cli("notify test", "notify", "test", *base, env=env, expect=None)  # the bot's send fails
             pg_server.set_allow_connections(name, False)  # samples go to the spool file
             try:
                 spool = tmp / "spool"
@@ -201,8 +230,9 @@ def outputs(simulator, pg_server, tmp_path_factory):
         SOURCES["webhook and apprise requests"] = "\n".join(
             repr((r.headers, r.raw)) + (r.path if r.path.startswith("/webhook") else "/apprise/")
             for r in receiver.requests
-            if not r.path.startswith("/pd")
+            if not r.path.startswith(("/pd", "/slackapi"))  # the bot token is the Web API's Authorization
         )
+        SOURCES["mail received"] = "\n".join(r.message.as_string() for r in mail.received)
     SOURCES["database rows"] = dump_database(db_url(name))
     return SOURCES
 
@@ -212,7 +242,7 @@ EXPECTED_SOURCES = [
     "db current", "samples: database missing", "samples --debug: database missing", "run: database missing",
     "probe", "probe --json --debug --store", "spool files", "/healthz (database down)", "/metrics", "/healthz",
     "public status", "run --debug log", "webhook and apprise requests", "samples --json", "samples --csv", "samples",
-    "database rows", "dashboard pages",
+    "database rows", "dashboard pages", "mail received", "notify test",
 ]  # fmt: skip
 
 
@@ -237,4 +267,11 @@ def test_the_paths_were_really_exercised(outputs):
     assert "DEBUG" in outputs["run --debug log"]
     assert "/webhook" in outputs["webhook and apprise requests"]
     assert "/apprise/" in outputs["webhook and apprise requests"]
+    assert (
+        '"blocks"' in outputs["webhook and apprise requests"]
+        and "AdaptiveCard" in outputs["webhook and apprise requests"]
+    )
+    assert (
+        "multipart/related" in outputs["mail received"] and "FAILED: slack chat.postMessage" in outputs["notify test"]
+    )
     assert "echo_key" in outputs["samples --csv"] and "echo_key" in outputs["database rows"]
