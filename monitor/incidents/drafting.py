@@ -143,6 +143,7 @@ def draft(
     known: frozenset[tuple[str, str, datetime]] | set = frozenset(),
     official: Mapping[str, Sequence[OfficialIncident]] | None = None,
     shown: Any = None,
+    gone: frozenset[tuple[str, str, datetime]] | set = frozenset(),
 ) -> list[IncidentPlan]:
     """The incidents this round opens, updates or resolves.
 
@@ -150,8 +151,14 @@ def draft(
     every incident not resolved, with its alerts; `known`: the identities among the changes' alerts that
     already belong to an incident (open or not: one resolved by hand keeps its alerts); `official`: per
     provider, its own incidents near ours; `shown(provider, model|None)`: whether the status site shows
-    it (None: everything)."""
+    it (None: everything); `gone`: alerts of open incidents that no longer fire although no change said
+    so (a round whose drafting failed), resolved here all the same."""
     working = {i.provider: _Working(i, {m.key: m for m in i.alerts}) for i in open_incidents}
+    for w in working.values():
+        for key, mark in list(w.marks.items()):
+            if key in gone and mark.state == FIRING:
+                w.marks[key] = replace(mark, state=RESOLVED)
+                w.changed.add(key)
     for change in changes:
         if getattr(change, "delete", False):
             continue

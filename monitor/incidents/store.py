@@ -14,6 +14,7 @@ Core SQL on the storage tables; values out (monitor/incidents/views.py reads the
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from fnmatch import fnmatchcase
@@ -22,6 +23,7 @@ from typing import Any
 from sqlalchemy import Connection, and_, insert, select, update
 
 from monitor.incidents.drafting import (
+    FIRING,
     RESOLVED,
     STATES,
     UPDATE,
@@ -32,9 +34,12 @@ from monitor.incidents.drafting import (
     opens,
 )
 from monitor.official.match import MATCH_WINDOW
-from monitor.storage.models import IncidentAlertRow, IncidentRow, IncidentUpdateRow
+from monitor.storage.models import Alert, IncidentAlertRow, IncidentRow, IncidentUpdateRow
 from monitor.storage.queries.official import incidents_near
 
+log = logging.getLogger(__name__)
+
+ALERTS = Alert.__table__
 INCIDENTS = IncidentRow.__table__
 MARKS = IncidentAlertRow.__table__
 UPDATES = IncidentUpdateRow.__table__
@@ -51,21 +56,47 @@ class IncidentNotFound(LookupError):
 # ------------------------------------------------------------------ from the alert engine
 def draft_incidents(conn: Connection, changes: Iterable[Any], config: Any, now: datetime) -> int:
     """Draft this round's incident opens, updates and resolutions (DESIGN §16); the number of updates
-    written. Runs in the caller's transaction (the alert engine's write)."""
-    changes = [c for c in changes if not c.delete and c.record.fired_at is not None]
+    written. Runs in the caller's transaction (the alert engine's write).
+
+    Incidents never stop a page: should drafting fail (a bug), it is logged and the round's alerts are
+    written all the same; the next round catches up (an alert that stopped firing meanwhile is found
+    in the alerts table, not only in a round's changes)."""
+    try:
+        plans = _plans(conn, [c for c in changes if not c.delete and c.record.fired_at is not None], config, now)
+    except Exception:
+        log.exception("incidents: drafting failed this round; the alerts are written, incidents catch up")
+        return 0
+    auto = getattr(getattr(config, "status_site", None), "publish", "auto") == "auto"
+    return write_plans(conn, plans, now, auto=auto)
+
+
+def _plans(conn: Connection, changes: list[Any], config: Any, now: datetime) -> list[IncidentPlan]:
     open_incidents = load_open(conn)
     shown = shown_on_site(config)
     candidates = [c.record for c in changes if opens(c.record, shown)]
     if not open_incidents and not candidates:
-        return 0  # most rounds: nothing fires, nothing is open
+        return []  # most rounds: nothing fires, nothing is open
     known = _known(conn, [c.record for c in changes])
     near: dict[str, datetime] = {i.provider: i.started_at for i in open_incidents if i.official_id is None}
     for record in candidates:
         near.setdefault(record.scope.provider, record.fired_at)
     official = {p: incidents_near(conn, p, at, MATCH_WINDOW) for p, at in near.items()}
-    plans = draft(changes, open_incidents, now=now, known=known, official=official, shown=shown)
-    auto = getattr(getattr(config, "status_site", None), "publish", "auto") == "auto"
-    return write_plans(conn, plans, now, auto=auto)
+    gone = _gone(conn, open_incidents)
+    return draft(changes, open_incidents, now=now, known=known, official=official, shown=shown, gone=gone)
+
+
+def _gone(conn: Connection, open_incidents: Sequence[OpenIncident]) -> frozenset[tuple[str, str, datetime]]:
+    """The firing marks of open incidents whose alert no longer fires (resolved, or gone)."""
+    marks = {m.key for i in open_incidents for m in i.alerts if m.state == FIRING}
+    if not marks:
+        return frozenset()
+    query = select(ALERTS.c.rule, ALERTS.c.scope_key, ALERTS.c.fired_at).where(
+        ALERTS.c.state == FIRING,
+        ALERTS.c.rule.in_(sorted({k[0] for k in marks})),
+        ALERTS.c.scope_key.in_(sorted({k[1] for k in marks})),
+    )
+    firing = {tuple(r) for r in conn.execute(query)}
+    return frozenset(marks - firing)
 
 
 def shown_on_site(config: Any):

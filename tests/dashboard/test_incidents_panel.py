@@ -10,10 +10,10 @@ import pytest
 
 from monitor.alerts.records import Change
 from monitor.alerts.scope import Scope
-from monitor.incidents.store import draft_incidents
 from monitor.incidents.views import get_incident
 from monitor.storage.db import make_engine
 from tests.dashboard.figures import problems
+from tests.incidents.rounds import write_round
 from tests.incidents.test_drafting import firing
 
 
@@ -28,8 +28,7 @@ def held(seeded):
     page = firing(
         Scope("p", "r1", "m0", "short"), rule="slow", fired_at=now - timedelta(minutes=9), last_notified_at=now
     )
-    with engine.begin() as conn:
-        draft_incidents(conn, [Change(page)], config, now)
+    write_round(engine, [Change(page)], config, now)
     yield url, engine
     engine.dispose()
 

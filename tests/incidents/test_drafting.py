@@ -131,3 +131,11 @@ def test_a_reopened_incident_is_not_resolved_again_by_rounds_that_change_nothing
     marks = (AlertMark("ttft", TARGET.key, T0, RESOLVED, 2),)
     reopened = OpenIncident("openai", "t", INVESTIGATING, T0, ("openai/gpt-4o",), 2, "x", marks, id=4)
     assert draft([], [reopened], now=NOW) == []
+
+
+def test_an_alert_that_stopped_firing_unseen_resolves_its_incident_all_the_same():
+    """A round whose drafting failed saw the alert resolve; the next one finds it in the alerts table."""
+    existing = OpenIncident("openai", "t", INVESTIGATING, T0, ("openai/gpt-4o",), 2, None,
+                            (AlertMark("ttft", TARGET.key, T0, FIRING, 2),), id=4)  # fmt: skip
+    (plan,) = draft([], [existing], now=NOW, gone={("ttft", TARGET.key, T0)})
+    assert plan.resolved and [u.kind for u in plan.updates] == ["resolved"]

@@ -8,9 +8,10 @@ from datetime import UTC, datetime, timedelta
 from monitor.alerts.records import Change
 from monitor.alerts.scope import Scope
 from monitor.http.public import PublicStatus
-from monitor.incidents.store import draft_incidents, post_update, publish
+from monitor.incidents.store import post_update, publish
 from tests.alerts.conftest import make_config
 from tests.alerts.helpers import config_spec
+from tests.incidents.rounds import write_round
 from tests.incidents.test_drafting import firing
 
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -23,8 +24,7 @@ def test_the_feed_lists_published_incidents_and_their_published_updates_only(db,
     for provider in ("p", "q"):
         page = firing(Scope(provider, "r1", "m0", "short"), rule="slow", fired_at=now - timedelta(minutes=9),
                       last_notified_at=now - timedelta(minutes=8))  # fmt: skip
-        with db.begin() as conn:
-            draft_incidents(conn, [Change(page)], config, now - timedelta(minutes=8))
+        write_round(db, [Change(page)], config, now - timedelta(minutes=8))
     with db.begin() as conn:
         publish(conn, 1, now - timedelta(minutes=7))  # p's; q's stays a draft
         post_update(conn, 1, "We <b>know</b> why.", now=now - timedelta(minutes=6), state="identified")

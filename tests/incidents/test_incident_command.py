@@ -11,9 +11,9 @@ import pytest
 from monitor.alerts.records import Change
 from monitor.alerts.scope import Scope
 from monitor.cli import main
-from monitor.incidents.store import draft_incidents
 from tests.alerts.conftest import make_config
 from tests.alerts.helpers import config_spec
+from tests.incidents.rounds import write_round
 from tests.incidents.test_drafting import firing
 
 
@@ -38,8 +38,7 @@ def held_incident(db, tmp_path) -> int:
     page = firing(
         Scope("p", "r1", "m0", "short"), rule="slow", fired_at=now - timedelta(minutes=5), last_notified_at=now
     )
-    with db.begin() as conn:
-        draft_incidents(conn, [Change(page)], config, now)
+    write_round(db, [Change(page)], config, now)
     return 1
 
 

@@ -7,16 +7,19 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import select
 
 from monitor.alerts.engine import AlertEngine, EngineOptions
 from monitor.alerts.grouping import GroupPolicy
 from monitor.alerts.records import RESOLVED, Change
-from monitor.incidents.store import IncidentNotFound, draft_incidents, post_update, publish, resolve
+from monitor.incidents.store import IncidentNotFound, post_update, publish, resolve
 from monitor.incidents.views import get_incident, list_incidents, public_incidents
+from monitor.storage.models import Alert
 from monitor.storage.queries import insert_samples
 from monitor.storage.queries.official import OfficialIncident, store_incidents
 from tests.alerts.conftest import make_config
 from tests.alerts.helpers import T0, config_spec, series
+from tests.incidents.rounds import write_round
 from tests.incidents.test_drafting import T0 as FIRED
 from tests.incidents.test_drafting import firing
 
@@ -30,8 +33,7 @@ def config_with(tmp_path, publish: str = "auto", components=("*",)):
 
 
 def draft_round(db, changes, config, at):
-    with db.begin() as conn:
-        return draft_incidents(conn, changes, config, at)
+    return write_round(db, changes, config, at)
 
 
 def test_the_engine_drafts_an_incident_in_its_write_and_resolves_it_with_its_alert(db, tmp_path):
@@ -135,3 +137,28 @@ def _scope(model: str):
     from monitor.alerts.scope import Scope
 
     return Scope("p", "r1", model, "short")
+
+
+def test_a_failing_draft_never_stops_the_alerts_and_the_next_round_catches_up(db, tmp_path, monkeypatch, caplog):
+    import monitor.incidents.store as incident_store
+
+    config = config_with(tmp_path)
+    page = firing(scope=_scope("m0"), rule="slow")
+    draft_round(db, [Change(page)], config, FIRED + timedelta(minutes=1))
+    real = incident_store.draft
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug in drafting")
+
+    monkeypatch.setattr(incident_store, "draft", broken)
+    gone = replace(page, state=RESOLVED, resolved_at=FIRED + timedelta(minutes=5))
+    assert draft_round(db, [Change(gone)], config, FIRED + timedelta(minutes=5)) == 0
+    assert "drafting failed" in caplog.text
+    with db.connect() as conn:
+        assert conn.execute(select(Alert.__table__.c.state)).scalars().all() == ["resolved"]  # written all the same
+        assert list_incidents(conn)[0].state == "investigating"
+    monkeypatch.setattr(incident_store, "draft", real)
+    draft_round(db, [], config, FIRED + timedelta(minutes=6))  # nothing changes: the alerts table says it
+    with db.connect() as conn:
+        (incident,) = list_incidents(conn)
+    assert incident.state == "resolved" and incident.updates[-1].kind == "resolved"

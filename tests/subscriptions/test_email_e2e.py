@@ -18,13 +18,14 @@ from monitor.alerts.scope import Scope
 from monitor.http.app import build_app
 from monitor.http.health import Health
 from monitor.http.server import StatusServer
-from monitor.incidents.store import draft_incidents, post_update
+from monitor.incidents.store import post_update
 from monitor.incidents.views import list_incidents
 from monitor.storage.models import SubscriberOutboxRow
 from monitor.subscriptions.outbox import SubscriberDelivery
 from monitor.subscriptions.web import SubscriptionPages
 from tests.alerts.conftest import make_config
 from tests.alerts.helpers import config_spec
+from tests.incidents.rounds import write_round
 from tests.incidents.test_drafting import firing
 from tests.mailserver import MailServer
 
@@ -88,9 +89,7 @@ def test_confirmed_address_gets_the_next_update_and_an_unconfirmed_one_nothing_m
     assert "Already subscribed" in httpx.get(found["confirm"]).text
 
     # The next incident update: the engine's write step drafts (and, publish: auto, publishes) it.
-    with db.begin() as conn:
-        draft_incidents(conn, [Change(firing(scope=Scope("p", "r1", "m0", "short"), rule="slow"))], config,
-                        datetime.now(UTC))  # fmt: skip
+    write_round(db, [Change(firing(scope=Scope("p", "r1", "m0", "short"), rule="slow"))], config, datetime.now(UTC))
     assert deliver(db, config).sent == 1
     (_, update) = mail.to(READER)
     assert update.message["Subject"] == "Investigating: p m0: slow responses (time to first token) (Acme status)"

@@ -16,13 +16,13 @@ from monitor.alerts.scope import Scope
 from monitor.http.app import build_app
 from monitor.http.health import Health
 from monitor.http.server import StatusServer
-from monitor.incidents.store import draft_incidents
 from monitor.storage.models import SubscriberOutboxRow
 from monitor.subscriptions.outbox import SubscriberDelivery
 from monitor.subscriptions.web import SubscriptionPages
 from tests.alerts.conftest import make_config
 from tests.alerts.helpers import config_spec
 from tests.alerts.receiver import Receiver
+from tests.incidents.rounds import write_round
 from tests.incidents.test_drafting import firing
 
 OUTBOX = SubscriberOutboxRow.__table__
@@ -35,10 +35,9 @@ def serve(db, config, **kw) -> StatusServer:
     return server
 
 
-def publish_an_update(db, config) -> None:
-    with db.begin() as conn:
-        change = Change(firing(scope=Scope("p", "r1", "m0", "short"), rule="slow"))
-        draft_incidents(conn, [change], config, datetime.now(UTC))
+def publish_an_update(db, config, **kw) -> None:
+    change = Change(firing(scope=Scope("p", "r1", "m0", "short"), rule="slow", **kw))
+    write_round(db, [change], config, datetime.now(UTC))
 
 
 def outbox(db) -> list[dict]:
@@ -67,11 +66,7 @@ def test_a_webhook_confirms_then_gets_each_update_signed(db, tmp_path):
             token = body["confirm_url"].split("token=", 1)[1]
             confirmed = httpx.get(f"http://127.0.0.1:{server.port}/status/confirm", params={"token": token})
             assert confirmed.status_code == 200
-            publish_an_update_again = Change(
-                firing(scope=Scope("p", "r1", "m0", "short"), rule="slow", agents=("a", "b", "c"))
-            )
-            with db.begin() as conn:
-                draft_incidents(conn, [publish_an_update_again], config, datetime.now(UTC))  # confirmed from 3
+            publish_an_update(db, config, agents=("a", "b", "c"))  # confirmed from 3 vantage points
             assert delivery.run(db, config).sent == 1
             update = hook.requests[-1]
             assert update.headers["x-firsttoken-event"] == "incident.update"
