@@ -42,7 +42,7 @@ SELF_CONTAINED = {"check-config", "schema", "backtest"}
 STATEFUL = {"samples", "routes", "silence", "maintenance", "incident", "db", "slo"}
 # Those that talk to providers or serve until stopped: shown, not run (`demo --backfill-only` is stateful,
 # any `--watch` is not).
-ONLINE = {"demo", "run", "probe", "dashboard", "simulate", "mcp"}
+ONLINE = {"demo", "run", "probe", "dashboard", "simulate", "mcp", "notify"}
 STUB_PROVIDER = {"protocol": "openai-chat", "regions": {"global": "http://127.0.0.1:1/v1"}, "models": ["m"]}
 STUB_PROMPT = {"messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 8}
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "FIRSTTOKEN_DATABASE_URL")
