@@ -26,7 +26,7 @@ from sqlalchemy import Engine, select
 
 from monitor.alerts.chart import ChartSpec, Line, render_png
 from monitor.alerts.message import message_of, scope_text
-from monitor.alerts.payload import build_body
+from monitor.alerts.payload import build_body, from_iso
 from monitor.alerts.records import RESOLVED_EVENT
 from monitor.alerts.store import ALERTS, record_from_row
 from monitor.palette import series_colors
@@ -52,10 +52,6 @@ class Plot:
     target_ids: tuple[str, ...]
     start: datetime
     end: datetime
-
-
-def _time(text: str | None) -> datetime | None:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
 
 
 def _number(value: Any) -> float | None:
@@ -94,7 +90,7 @@ def plot_of(body: Mapping[str, Any], config, now: datetime) -> Plot:
     ids = tuple(t.id for t in targets)
     if not ids and scope.get("model") and scope.get("prompt"):  # a target since removed from the config
         ids = (f"{scope['provider']}/{scope['model']}@{scope['region']}:{scope['prompt']}",)
-    resolved_at = _time(body.get("resolved_at"))
+    resolved_at = from_iso(body.get("resolved_at"))
     end = min(now, resolved_at + AFTER_RESOLVED) if resolved_at else now
     return Plot(metric, reference, level, ids, end - CHART_SPAN, end)
 
@@ -117,7 +113,7 @@ def spec_of(body: Mapping[str, Any], plot: Plot, series: Sequence[AgentBuckets])
     message = message_of(body)
     provider = (body.get("scope") or {}).get("provider")
     colors = series_colors([(s.agent, provider) for s in series], [provider] if provider else [])
-    changed_at = _time(body.get("started_at"))
+    changed_at = from_iso(body.get("started_at"))
     return ChartSpec(
         title=f"{plot.metric} of {scope_text(body)}, last {CHART_SPAN.total_seconds() / 3600:.0f} h",
         metric=plot.metric,
@@ -125,7 +121,7 @@ def spec_of(body: Mapping[str, Any], plot: Plot, series: Sequence[AgentBuckets])
         end=plot.end,
         lines=tuple(Line(s.agent, s.t_s.tolist(), s.values.tolist(), colors[s.agent]) for s in series),
         changed_at=changed_at,
-        resolved_at=_time(body.get("resolved_at")),
+        resolved_at=from_iso(body.get("resolved_at")),
         baseline=plot.level,
         reference=plot.reference,
         band=band_of(series, changed_at),

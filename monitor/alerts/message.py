@@ -23,6 +23,7 @@ from typing import Any
 from monitor import fmt
 from monitor.alerts.alternative import alternative_text
 from monitor.alerts.attribution import attribution_text
+from monitor.alerts.payload import from_iso
 from monitor.palette import NEUTRAL, RESOLVED_COLOR, SEVERITY_COLORS
 
 DASHBOARD, SILENCE, RUNBOOK = "Open in dashboard", "Silence 1 h", "Runbook"
@@ -57,10 +58,6 @@ class Message:
     @property
     def resolved(self) -> bool:
         return self.status == "resolved"
-
-
-def _time(text: str | None) -> datetime | None:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
 
 
 def _utc(moment: datetime | None) -> str:
@@ -115,7 +112,7 @@ def facts_of(body: Mapping[str, Any]) -> tuple[Fact, ...]:
     if body.get("attribution"):
         facts.append(Fact("Network or provider", attribution_text(body["attribution"]).capitalize()))
     facts.append(_change_fact(body))
-    started, resolved_at = _time(body.get("started_at")), _time(body.get("resolved_at"))
+    started, resolved_at = from_iso(body.get("started_at")), from_iso(body.get("resolved_at"))
     if body.get("status") == "resolved":
         lasted = (resolved_at - started).total_seconds() if started and resolved_at else None
         facts.append(Fact("Lasted", f"{fmt.span(lasted)} ({_utc(started)} to {_utc(resolved_at)})"))
@@ -152,7 +149,7 @@ def message_of(body: Mapping[str, Any]) -> Message:
     resolved = body.get("status") == "resolved"
     severity = str(body.get("severity") or "")
     metric = str(body.get("metric") or "")
-    started = _time(body.get("started_at"))
+    started = from_iso(body.get("started_at"))
     alert = f"firsttoken alert #{body.get('alert_id')}" if body.get("alert_id") else "firsttoken sample alert"
     return Message(
         status="resolved" if resolved else "firing",

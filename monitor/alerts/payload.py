@@ -48,6 +48,11 @@ def iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat().replace("+00:00", "Z")
 
 
+def from_iso(text: str | None) -> datetime | None:
+    """A body's time (`iso`'s text) back as a datetime; None stays None."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
+
+
 def build_body(
     record: AlertRecord,
     event: str,

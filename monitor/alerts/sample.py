@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from monitor.alerts.payload import build_body, with_alternative
+from monitor.alerts.payload import build_body, from_iso, with_alternative
 from monitor.alerts.records import FIRING, AlertRecord, Facts
 from monitor.alerts.render import render
 from monitor.alerts.scope import Scope
@@ -93,7 +93,7 @@ def synthetic_series(body: dict[str, Any], plot, bucket_s: float) -> list[AgentB
     start, end = plot.start.timestamp(), plot.end.timestamp()
     n = max(1, math.ceil((end - start) / bucket_s))
     mids = start + (np.arange(n) + 0.5) * bucket_s
-    began = datetime.fromisoformat(str(body["started_at"]).replace("Z", "+00:00")).timestamp()
+    began = from_iso(body["started_at"]).timestamp()
     out = []
     for i, agent in enumerate((*body.get("agents", ()), *body.get("agents_clear", ()))):
         seen = agent in body.get("agents", ())
