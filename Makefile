@@ -37,9 +37,11 @@ docs: install
 docs-build: install
 	$(MKDOCS) build --strict --site-dir site
 
-# The dashboard screenshots in docs/screenshots/, from the demo's database (Playwright + Debian's chromium).
+# The dashboard screenshots in docs/screenshots/, from the demo's database (Playwright + Debian's chromium),
+# and the status site's (status-site.png, status-provider.png), from its browser test.
 screenshots: install browser-deps
 	$(BIN)/python docs/screenshots.py
+	FIRSTTOKEN_DOCS_SCREENSHOTS=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/statussite/test_browser.py
 
 # Debian's Chromium for the dashboard's browser test (Playwright drives it by path; no browser download).
 browser-deps:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, make_server
 
@@ -31,13 +32,33 @@ from monitor.http.statussite.source import SiteSource
 from monitor.subscriptions.web import SubscriptionPages
 
 LISTEN_BACKLOG = 1024  # the kernel caps it at net.core.somaxconn (4096 on current Linux)
+HANDLER_THREADS = 8  # connections answered at once; the others wait their turn, accepted
+CLIENT_TIMEOUT_S = 20.0  # a client silent this long mid-request gives its thread back
 
 
 class _Server(ThreadingWSGIServer):
+    """Connections are answered by a pool of HANDLER_THREADS threads, not a thread each: a crowd of
+    500 would be 500 threads taking turns at the GIL, the accept loop and the probes' event loop
+    among them (every answer here is short: the status pages are rendered ahead, /mcp is stateless)."""
+
     request_queue_size = LISTEN_BACKLOG
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._pool = ThreadPoolExecutor(HANDLER_THREADS, thread_name_prefix="firsttoken-http")
+
+    def process_request(self, request, client_address) -> None:
+        self._pool.submit(self.process_request_thread, request, client_address)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 class _QuietHandler(WSGIRequestHandler):
+    timeout = CLIENT_TIMEOUT_S
+    wbufsize = 1 << 16  # headers and body leave in one send, not one per header line (each a turn at the GIL)
+
     def log_message(self, format: str, *args: Any) -> None:  # scrapes every 15 s would flood the log
         pass
 
@@ -98,6 +119,7 @@ class ListenAddress:
 
     def start(self) -> None:
         self._server.start()
+        self.pages.warm()  # the status pages' first render, before the first reader asks
 
     def stop(self) -> None:
         self._server.stop()

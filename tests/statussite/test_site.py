@@ -279,11 +279,41 @@ def test_renders_are_shared_for_the_ttl_and_the_last_good_pages_outlive_a_databa
     assert call(pages)[2] == first and source.reads == 1
     clock[0] = 10.0
     source.fail = True
-    assert call(pages)[:1] == ("200 OK",) and call(pages)[2] == first and source.reads == 2  # one retry per TTL
+    assert call(pages)[:1] == ("200 OK",)  # the stale pages, at once; a refresh runs behind
+    pages._worker.join(10)
+    assert source.reads == 2 and call(pages)[2] == first and source.reads == 2  # one retry per TTL
     broken = FakeSource()  # failing from the start: nothing to fall back on
     broken.fail = True
     status, headers, body = call(StatusPages(broken.read))
     assert status == "503 Service Unavailable" and headers["Retry-After"] == "30" and b"temporarily unavailable" in body
+
+
+def test_a_crowd_never_waits_for_a_re_render():
+    clock = [0.0]
+    release = threading.Event()
+    source = FakeSource()
+    pages = StatusPages(source.read, ttl_s=10, clock=lambda: clock[0])
+    call(pages)
+    slow_read = source.read
+
+    def slow():
+        release.wait(10)
+        return slow_read()
+
+    pages._read = slow
+    clock[0] = 30.0
+    answers = [call(pages)[0] for _ in range(50)]  # all while the re-render waits on the database
+    assert answers == ["200 OK"] * 50 and pages.renders == 1
+    release.set()
+    pages._worker.join(10)
+    assert pages.renders == 2 and source.reads == 2
+
+
+def test_warm_renders_before_the_first_request():
+    source = FakeSource()
+    pages = StatusPages(source.read)
+    pages.warm().join(10)
+    assert pages.renders == 1 and call(pages)[0] == "200 OK" and source.reads == 1
 
 
 # ----------------------------------------------------------------------------- from the database

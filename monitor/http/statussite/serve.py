@@ -1,8 +1,9 @@
 """/status and /status/<provider> on the listen address, built for a crowd.
 
 A crowd arrives exactly when a provider is down (DESIGN §16). So the pages are rendered at most
-once per RENDER_TTL_S, all together, by whichever request finds them stale while the others wait
-for that one render (500 concurrent clients cost one render), and each page is gzipped once then.
+once per RENDER_TTL_S, all together, by one background thread while every request is answered from
+the last render (500 concurrent clients cost one render, and none waits for it), and each page is
+gzipped once then.
 Every answer carries a strong ETag per encoding (a reload answers 304 with no body),
 `Cache-Control: public, max-age=RENDER_TTL_S` (a CDN or proxy in front absorbs the rest) and
 `Vary: Accept-Encoding`. When a render fails (the database is away), the last good pages go on
@@ -69,7 +70,11 @@ def accepts_gzip(header: str | None) -> bool:
 
 
 class StatusPages:
-    """The WSGI side of the site; `read` returns (snapshot, view.Site) (`SiteSource.read`)."""
+    """The WSGI side of the site; `read` returns (snapshot, view.Site) (`SiteSource.read`).
+
+    Pages older than `ttl_s` are re-rendered by one background thread while every request goes on
+    getting the ones it has (a crowd never waits for the database); only the very first render is
+    waited for, by every request that arrives during it. `warm()` starts that first one early."""
 
     def __init__(
         self, read: Callable[[], tuple], ttl_s: float = RENDER_TTL_S, clock: Callable[[], float] = time.monotonic
@@ -77,31 +82,55 @@ class StatusPages:
         self._read = read
         self._ttl_s = ttl_s
         self._clock = clock
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # held by the one render under way
         self._pages: dict[str, Prepared] | None = None
         self._at = float("-inf")
+        self._worker: threading.Thread | None = None
         self.renders = 0
 
     def pages(self) -> dict[str, Prepared]:
-        """The current pages by path (`status`, `status/<provider>`), rendered when stale."""
+        """The current pages by path (`status`, `status/<provider>`); a refresh starts when they are stale."""
         pages = self._pages
-        if pages is not None and self._clock() - self._at < self._ttl_s:
-            return pages
-        with self._lock:  # one render; the requests arriving meanwhile wait for it, then share it
-            if self._pages is not None and self._clock() - self._at < self._ttl_s:
-                return self._pages
-            try:
-                _, site = self._read()
-                fresh = {path: Prepared.of(f.content_type, f.body) for path, f in site_pages(site, SERVED).items()}
-            except Exception as exc:
+        if pages is None:
+            with self._lock:  # the first render: whoever comes meanwhile waits for it, then shares it
                 if self._pages is None:
-                    raise
-                log.warning("status pages not refreshed, serving the last ones: %s", type(exc).__name__)
-                self._at = self._clock()  # try again after another TTL, not on every request
+                    self._render()
                 return self._pages
-            self.renders += 1
-            self._pages, self._at = fresh, self._clock()
-            return fresh
+        if self._clock() - self._at >= self._ttl_s:
+            self.refresh()
+        return pages
+
+    def refresh(self) -> threading.Thread | None:
+        """Re-render in the background unless a render is under way; the thread, for whoever waits."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        if self._clock() - self._at < self._ttl_s and self._pages is not None:
+            self._lock.release()
+            return None
+
+        def work() -> None:
+            try:
+                self._render()
+            except Exception as exc:  # the last good pages stay; the next try after another TTL
+                log.warning("status pages not refreshed, serving the last ones: %s", type(exc).__name__)
+                self._at = self._clock()
+            finally:
+                self._lock.release()
+
+        self._worker = threading.Thread(target=work, name="firsttoken-status-render", daemon=True)
+        self._worker.start()
+        return self._worker
+
+    def warm(self) -> threading.Thread | None:
+        """Render now in the background, so the first reader finds the pages ready."""
+        return self.refresh()
+
+    def _render(self) -> None:
+        """Read, render and gzip every page (the caller holds the lock)."""
+        _, site = self._read()
+        fresh = {path: Prepared.of(f.content_type, f.body) for path, f in site_pages(site, SERVED).items()}
+        self.renders += 1
+        self._pages, self._at = fresh, self._clock()
 
     def __call__(self, environ, start_response) -> list[bytes] | None:
         path = environ.get("PATH_INFO", "")

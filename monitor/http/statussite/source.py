@@ -1,6 +1,7 @@
 """What the status site shows, read from the database: the public snapshot (`PublicStatus`: the
 last 15 minutes, the quorum's alerts, maintenance) and the daily history of the shown targets by
-the quorum (`statushistory.daily`), which changes by the hour and is read at most every HISTORY_S.
+the quorum (`statushistory.daily`). The history stands on the hourly rollups, whose open hours the
+leader recomputes every OPEN_HOURS_EVERY_S (5 minutes): it is read again no more often than that.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from datetime import datetime, timedelta
 from monitor.http import planned
 from monitor.http.public import WINDOW, PublicStatus, Snapshot, shown_targets
 from monitor.http.statussite import view
+from monitor.storage.rollups import OPEN_HOURS_EVERY_S
 
-HISTORY_S = 60.0  # the hourly rollups behind the bars are recomputed every few minutes at most
+HISTORY_S = OPEN_HOURS_EVERY_S  # nothing newer can be in the hourly rollups sooner
 
 
 def shown(config) -> list[view.Shown]:
