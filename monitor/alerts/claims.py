@@ -71,9 +71,9 @@ def claim_due(
     return claimed
 
 
-def settle(engine: Engine, table: Table, row_id: int, attempts: int, **values: Any) -> None:
+def settle(engine: Engine, table: Table, row_id: int, attempts: int, /, **values: Any) -> None:
     """Write `values` to a row this deliverer claimed (`attempts`: as the claim left it); nothing when the
-    claim is no longer ours."""
+    claim is no longer ours. `attempts` is positional: handing a row back writes an `attempts` value too."""
     with engine.begin() as conn:
         conn.execute(
             update(table)
