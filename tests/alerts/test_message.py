@@ -124,3 +124,22 @@ def test_no_alternative_up_is_said():
     assert facts(message_of(made))["Alternative route"] == "no other route is up"
     group = build_body(record(scope=Scope(provider="p", region="r")), "firing", 2, None)
     assert "Alternative route" not in facts(message_of(group))  # not a route: nothing to offer
+
+
+def test_rules_and_slos_carry_their_runbook_into_the_body(tmp_path):
+    from monitor.alerts.store import runbooks_of
+
+    from .conftest import make_config
+    from .helpers import config_spec
+
+    spec = config_spec()
+    spec["alerts"][0]["runbook"] = "https://runbooks.example/slow"
+    spec["alerts"].append({"name": "errors", "metric": "error_rate", "kind": "threshold", "above": "20%"})
+    spec["slos"] = [{"name": "chat", "objective": "99%", "runbook": "https://runbooks.example/slo-chat"}]
+    config = make_config(spec, tmp_path)
+    assert runbooks_of(config) == {
+        "slow": "https://runbooks.example/slow",
+        "slo:chat": "https://runbooks.example/slo-chat",
+    }
+    slo = build_body(record(rule="slo:chat", slo="chat"), "firing", 3, None, runbook=runbooks_of(config)["slo:chat"])
+    assert [link.label for link in message_of(slo).links] == [RUNBOOK]
