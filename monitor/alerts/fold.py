@@ -39,8 +39,11 @@ def fold_rule(
     """`live`: this rule's live records by scope key, as the round read them."""
     closed: list[AlertRecord] = []
     out: dict[str, AlertRecord] = {}
-    for target_id, scope in members.items():
-        done, current = fold_series(rule, scope, live.get(scope.key), rr.evaluations.get(target_id, ()))
+    for target_id, scope in members.items():  # a target's scope key is its id
+        record, evaluations = live.get(target_id), rr.evaluations.get(target_id, ())
+        if record is None and not evaluations:
+            continue  # most targets of a healthy fleet: nothing live, nothing new
+        done, current = fold_series(rule, scope, record, evaluations)
         closed += done
         if current is not None:
             v = rr.verdicts.get(target_id)
@@ -60,10 +63,9 @@ def fold_rule(
         if current is not None:
             clear, own_path = (v.agents_clear, v.own_path) if v else ((), ())
             out[key] = seen(current, (scope.agent,), clear, rule, rr.attribute, own_path=own_path)
-    target_keys = {scope.key for scope in members.values()}
     for key, record in live.items():
         kind = record.scope.kind
-        if kind == TARGET and key not in target_keys:
+        if kind == TARGET and key not in members:
             # Target gone from the config, or the rule no longer matches it: the alert cannot resolve itself.
             closed.append(close(record, now, None, "no longer evaluated", rule))
         elif kind == VANTAGE and key not in rr.scopes:
