@@ -33,6 +33,8 @@ TABLE_COLUMNS = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", nargs="?", choices=["import"], help="import FILE: load a CSV `samples --csv` wrote")
+    p.add_argument("file", nargs="?", metavar="FILE", help="with import: the CSV to load")
     p.add_argument("--target", default="*", help="glob over target ids")
     p.add_argument("--since", default="1h", help="how far back, e.g. 15m, 1h, 7d (default 1h)")
     p.add_argument("--limit", type=int, help="at most this many samples (the newest)")
@@ -44,6 +46,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from monitor.commands.db import SchemaNotReady, migrated_engine
     from monitor.storage.queries import recent_samples
+
+    if getattr(args, "action", None) == "import":
+        from monitor.commands.samples_import import run_import
+
+        return run_import(args)
+    if getattr(args, "file", None):
+        raise UsageError(f"firsttoken samples: unexpected {args.file!r} (did you mean `samples import FILE`?)")
 
     if getattr(args, "json", False) and getattr(args, "csv", False):
         raise UsageError("firsttoken samples: choose one of --json and --csv")
