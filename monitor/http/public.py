@@ -46,8 +46,7 @@ JSON, SVG, ATOM = "application/json", "image/svg+xml", "application/atom+xml"
 class Snapshot:
     at: datetime
     status: sp.Status
-    live: tuple[sp.Incident, ...]  # firing now
-    recent: tuple[sp.Incident, ...]  # the last FEED_DAYS, newest first, at most FEED_MAX
+    live: tuple[sp.Incident, ...]  # the quorum's alerts firing now (not inhibited): the MCP tools' incidents
     maintenance: tuple[sp.Maintenance, ...] = ()  # now and the next 7 days
     title: str = "LLM provider status"
     url: str | None = None  # the public base URL, when known
@@ -127,7 +126,7 @@ class PublicStatus:
     def _build(self) -> Snapshot:
         from monitor.incidents.views import public_incidents
         from monitor.storage.queries import statushistory
-        from monitor.storage.queries.alertviews import alerts_between
+        from monitor.storage.queries.alertviews import live_alerts
 
         config = self._config()
         now = self._clock()
@@ -145,18 +144,15 @@ class PublicStatus:
             stats.append(
                 sp.TargetStats(t.provider, t.model, float(figures.probed_min[i]), float(figures.down_min[i]), p50)
             )
-        alerts = alerts_between(self._engine, now - timedelta(days=FEED_DAYS), now, fired_only=True)
-        shown = public_alerts(alerts, targets)
-        firing = [self._incident(a) for a in shown if a.state == "firing"]
-        incidents = [self._incident(a) for a in shown if a.inhibited_by is None]
+        shown = [a for a in public_alerts(live_alerts(self._engine), targets) if a.state == "firing"]
+        firing = [self._incident(a) for a in shown]
         status = sp.compute(stats, firing, planned.under_maintenance(windows, targets, now))
         with self._engine.connect() as conn:
             published = public_incidents(conn, now - timedelta(days=FEED_DAYS), limit=FEED_MAX)
         return Snapshot(
             now,
             status,
-            tuple(i for i in incidents if i.state == "firing"),
-            tuple(incidents[:FEED_MAX]),
+            tuple(self._incident(a) for a in shown if a.inhibited_by is None),
             planned.notices(windows, targets, now),
             config.status_site.title,
             public_status_url(site_url=config.status_site.url),
@@ -165,17 +161,23 @@ class PublicStatus:
 
     @staticmethod
     def _incident(a) -> sp.Incident:
+        """A firing alert, as much of it as may be public (its title from values, no summary)."""
         title = sp.public_title(a.metric, a.provider, a.model)
-        updated = a.resolved_at or a.fired_at or a.started_at
-        state = "firing" if a.state == "firing" else "resolved"
         return sp.Incident(
-            a.id, a.rule, a.metric, a.provider, a.model, state, title, a.begins_at, a.resolved_at, updated
+            a.id, a.rule, a.metric, a.provider, a.model, "firing", title, a.begins_at, None, a.fired_at or a.started_at
         )
 
 
 def status_json(snap: Snapshot) -> bytes:
+    """The Statuspage v2 summary: components by the quorum, our published incidents (DESIGN §16: with
+    `publish: manual` a drafted incident is not public until published), maintenance."""
     body = sp.summary(
-        snap.status, snap.live, now=snap.at, page_name=snap.title, page_url=snap.url, maintenances=snap.maintenance
+        snap.status,
+        now=snap.at,
+        page_name=snap.title,
+        page_url=snap.url,
+        maintenances=snap.maintenance,
+        published=snap.published,
     )
     return json.dumps(body).encode()
 

@@ -119,7 +119,6 @@ class ListenAddress:
 
     def start(self) -> None:
         self._server.start()
-        self.pages.warm()  # the status pages' first render, before the first reader asks
 
     def stop(self) -> None:
         self._server.stop()

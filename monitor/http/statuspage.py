@@ -202,14 +202,16 @@ def median_of(values: Iterable[float | None]) -> float | None:
 
 def summary(
     status: Status,
-    live: Sequence[Incident],
     *,
     now: datetime,
     page_name: str,
     page_url: str | None,
     maintenances: Sequence[Maintenance] = (),
+    published: Sequence[Any] = (),
 ) -> dict[str, Any]:
-    """The Statuspage v2 `summary.json` shape; `maintenances`: the windows now and ahead."""
+    """The Statuspage v2 `summary.json` shape; `maintenances`: the windows now and ahead; `published`:
+    our published incidents (monitor.incidents.views.IncidentView), whose unresolved ones are the
+    summary's incidents (a firing alert is no incident until one is drafted from it and published)."""
     page_id = _id("page", page_name)
     updated = _iso(now)
     components: list[dict[str, Any]] = []
@@ -235,7 +237,7 @@ def summary(
                 )
             )
             position += 1
-    incidents = [incident_json(i, page_id, page_url) for i in live if i.state == "firing"]
+    incidents = [published_json(i, status, page_id, page_url) for i in published if i.state != "resolved"]
     indicator = status.indicator
     return {
         "page": {"id": page_id, "name": page_name, "url": page_url, "time_zone": "Etc/UTC", "updated_at": updated},
@@ -287,44 +289,59 @@ def _component(cid, name, status, page_id, updated, position, *, group=False, gr
     return out
 
 
-def incident_json(incident: Incident, page_id: str, page_url: str | None) -> dict[str, Any]:
-    resolved = incident.state == "resolved"
-    impact = IMPACT[alert_status(incident.metric)]
-    status = "resolved" if resolved else "investigating"
-    iid = f"ft{incident.id}"
-    affected = [{"code": _id("model", incident.provider or "", incident.model or ""), "name": _scope_name(incident)}]
+def component_states(status: Status, components: Sequence[str]) -> list[str]:
+    """The states now of an incident's components (`provider/model`, or `provider/*` for the provider)."""
+    out = []
+    for c in components:
+        provider, _, model = c.partition("/")
+        out.append(status.providers.get(provider) if model in ("*", "") else status.models.get((provider, model)))
+    return [s for s in out if s is not None]
+
+
+def published_impact(status: Status, components: Sequence[str]) -> str:
+    """A published incident's impact: its components' worst state now (`minor` when they are fine)."""
+    return IMPACT.get(worst(component_states(status, components)), "minor")
+
+
+def published_json(incident: Any, status: Status, page_id: str, page_url: str | None) -> dict[str, Any]:
+    """One of our published incidents (monitor.incidents.views.IncidentView) as a Statuspage v2 incident:
+    its published updates, newest first (their states are Statuspage's: investigating, identified,
+    monitoring, resolved)."""
+    iid = f"fti{incident.id}"
+    affected = []
+    for c in incident.components:
+        provider, _, model = c.partition("/")
+        whole = model in ("*", "")
+        code = _id("provider", provider) if whole else _id("model", provider, model)
+        affected.append({"code": code, "name": provider if whole else c})
+    updates = [
+        {
+            "id": f"{iid}-{u.id}",
+            "status": u.state,
+            "body": u.message,
+            "incident_id": iid,
+            "created_at": _iso(u.published_at or u.at),
+            "updated_at": _iso(u.published_at or u.at),
+            "display_at": _iso(u.at),
+            "affected_components": affected,
+        }
+        for u in reversed(incident.updates)
+    ]
     return {
         "id": iid,
         "name": incident.title,
-        "status": status,
-        "impact": impact,
-        "created_at": _iso(incident.began_at),
+        "status": incident.state,
+        "impact": published_impact(status, incident.components),
+        "created_at": _iso(incident.started_at),
         "updated_at": _iso(incident.updated_at),
         "monitoring_at": None,
         "resolved_at": _iso(incident.resolved_at),
-        "started_at": _iso(incident.began_at),
-        "shortlink": f"{page_url.rstrip('/')}/incidents.atom" if page_url else None,
+        "started_at": _iso(incident.started_at),
+        "shortlink": f"{page_url.rstrip('/')}/status/{incident.provider}" if page_url else None,
         "page_id": page_id,
-        "incident_updates": [
-            {
-                "id": f"{iid}-{status}",
-                "status": status,
-                "body": incident.title,
-                "incident_id": iid,
-                "created_at": _iso(incident.updated_at),
-                "updated_at": _iso(incident.updated_at),
-                "display_at": _iso(incident.updated_at),
-                "affected_components": affected,
-            }
-        ],
+        "incident_updates": updates,
         "components": affected,
     }
-
-
-def _scope_name(incident: Incident) -> str:
-    if incident.provider and incident.model:
-        return f"{incident.provider}/{incident.model}"
-    return incident.provider or "all providers"
 
 
 # ------------------------------------------------------------------- badge

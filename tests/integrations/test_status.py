@@ -39,7 +39,7 @@ def test_status_json_has_the_statuspage_summary_shape(running):
     assert provider["status"] == "major_outage"
     assert body["status"] == {"indicator": "critical", "description": "Major Service Outage"}
     (incident,) = body["incidents"]
-    assert incident["status"] == "investigating" and incident["impact"] == "major"  # an error-rate alert
+    assert incident["status"] == "investigating" and incident["impact"] == "critical"  # its model: major outage
     assert incident["components"][0]["name"] == f"sim/{BROKEN}"
     response = get(running, "/status.json")
     assert response.headers["content-type"] == "application/json"

@@ -4,12 +4,15 @@ failures and its vantage or agent alerts move no component, make no incident, co
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
 
+from monitor.alerts.records import Change
+from monitor.alerts.scope import Scope
 from monitor.http.app import build_app
 from monitor.http.health import Health
 from monitor.http.public import PublicStatus
@@ -17,6 +20,8 @@ from monitor.http.server import StatusServer
 from monitor.http.statussite.serve import StatusPages
 from monitor.http.statussite.source import SiteSource
 from monitor.storage.queries import statushistory
+from tests.incidents.rounds import write_round
+from tests.incidents.test_drafting import firing
 from tests.statussite.seed import add_alert, config, probe_minutes
 
 NOW = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
@@ -85,23 +90,43 @@ def test_one_agents_failures_and_its_vantage_and_agent_alerts_stay_private(db, t
 
 
 def test_what_the_quorum_sees_is_public(db, tmp_path, site_for):
-    cfg = config(tmp_path)
-    # eu and us (two of three: the quorum) see acme/fast fail for the last 20 minutes.
+    cfg = config(tmp_path, site={"title": "Acme status", "publish": "auto"})
+    # agent-eu and agent-us (two of three: the quorum) see acme/fast fail for the last 20 minutes, and the
+    # alert round pages: the quorum's alert, and the incident drafted from it, published at once.
     probe_minutes(db, cfg.targets, NOW - timedelta(minutes=20), NOW,
                   ok=lambda target, agent, at: not (target == "acme/fast@r1:short" and agent in ("agent-eu", "agent-us")))  # fmt: skip
-    alert_id = add_alert(db, scope_kind="target", provider="acme", model="fast", at=NOW - timedelta(minutes=15))
+    page = firing(Scope("acme", "r1", "fast", "short"), rule="errors", metric="error_rate",
+                  agents=("agent-eu", "agent-us"), fired_at=NOW - timedelta(minutes=15),
+                  last_notified_at=NOW - timedelta(minutes=14))  # fmt: skip
+    write_round(db, [Change(page)], cfg, NOW - timedelta(minutes=14))
     site = site_for(cfg)
     body = site.get("/status.json").json()
     assert _components(body)["acme/fast"] == "major_outage" and _components(body)["acme"] == "major_outage"
     assert _components(body)["other/fast"] == "operational"
-    (incident,) = body["incidents"]
-    assert incident["id"] == f"ft{alert_id}" and incident["name"] == "Elevated error rate on acme/fast"
-    # The feed lists our published incidents (monitor.incidents, drafted by the alert rounds: tests/incidents),
-    # not alerts: an alert row alone makes no entry.
-    assert ET.fromstring(site.get("/incidents.atom").text).findall(f"{ATOM}entry") == []
+    (incident,) = body["incidents"]  # our published incident, not the alert row
+    assert incident["status"] == "investigating" and incident["impact"] == "critical"
+    assert [c["name"] for c in incident["components"]] == ["acme/fast"]
+    entries = ET.fromstring(site.get("/incidents.atom").text).findall(f"{ATOM}entry")
+    assert [e.find(f"{ATOM}title").text.startswith("[ongoing] acme") for e in entries] == [True]
     page = site.get("/status").text
-    assert "Major Service Outage" in page and "Active incidents" in page
-    assert "seen from" not in page and "seen from" not in site.get("/incidents.atom").text  # operators' words
+    assert "Major Service Outage" in page and "Active incidents" in page and incident["name"] in page
+    provider_page = site.get("/status/acme").text
+    assert incident["name"] in provider_page and "Investigating" in provider_page
+    for text in (page, provider_page, site.get("/incidents.atom").text, json.dumps(body)):
+        assert "agent-eu" not in text and "seen from" not in text  # no agent, no operators' words
+
+
+def test_a_drafted_incident_waits_for_publish_manual(db, tmp_path, site_for):
+    cfg = config(tmp_path, site={"publish": "manual"})
+    probe_minutes(db, cfg.targets, NOW - timedelta(minutes=20), NOW, ok=lambda target, agent, at: "fast" not in target)
+    page = firing(Scope("acme", "r1", "fast", "short"), rule="errors", metric="error_rate",
+                  agents=("agent-eu", "agent-us", "agent-ap"), fired_at=NOW - timedelta(minutes=15),
+                  last_notified_at=NOW - timedelta(minutes=14))  # fmt: skip
+    write_round(db, [Change(page)], cfg, NOW - timedelta(minutes=14))
+    site = site_for(cfg)
+    body = site.get("/status.json").json()
+    assert _components(body)["acme/fast"] == "major_outage" and body["incidents"] == []  # the state shows; no incident
+    assert "Active incidents" not in site.get("/status").text
 
 
 def test_daily_bars_and_uptime_count_the_quorums_minutes_only(db, tmp_path, site_for):

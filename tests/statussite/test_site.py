@@ -21,6 +21,7 @@ from monitor.http.statussite import view
 from monitor.http.statussite.render import SERVED, exported, site_files, site_pages
 from monitor.http.statussite.serve import StatusPages, accepts_gzip
 from monitor.http.statussite.source import SiteSource, shown
+from monitor.incidents.views import IncidentView, UpdateView
 from monitor.maintenance.store import add_window
 from tests.statussite.seed import config, probe_minutes
 
@@ -38,11 +39,22 @@ def history(days: int, probed: list[list[float]], down: list[list[float]], p50: 
     )  # fmt: skip
 
 
-def snapshot(title="Acme's <b>LLM</b> providers", models=("m0",), state=sp.OPERATIONAL, live=(), maintenance=()):
+def snapshot(title="Acme's <b>LLM</b> providers", models=("m0",), state=sp.OPERATIONAL, published=(), maintenance=()):
     status = sp.Status(
         {"acme": state}, {("acme", m): state for m in models}, {"acme": 420.0}, {("acme", m): 420.0 for m in models}
     )
-    return Snapshot(NOW, status, tuple(live), tuple(live), tuple(maintenance), title, None)
+    return Snapshot(NOW, status, (), tuple(maintenance), title, None, tuple(published))
+
+
+def published(iid=7, state="identified", resolved_at=None) -> IncidentView:
+    """One of our published incidents, as monitor.incidents reads it back: two published updates."""
+    began = NOW - timedelta(minutes=42)
+    updates = (
+        UpdateView(1, iid, began, "detected", "investigating", "Errors on acme m0 <script>.", True, began, None),
+        UpdateView(2, iid, NOW - timedelta(minutes=30), "update", state, "A fix is rolling out.", True, NOW, "ops"),
+    )
+    return IncidentView(iid, "acme", "acme m0: elevated error rate", "published", state, ("acme/m0",), began,
+                        resolved_at, began, NOW, began, 2, None, updates)  # fmt: skip
 
 
 def site(snap=None, hist=None, days=4, **kw) -> view.Site:
@@ -186,16 +198,27 @@ def test_the_subscription_form_shows_only_when_mail_is_configured():
     )
 
 
-def test_incidents_and_maintenance_on_the_pages():
-    incident = sp.Incident(7, "errors", "error_rate", "acme", "m0", "firing",
-                           "Elevated error rate on acme/m0", NOW - timedelta(minutes=42), None, NOW)  # fmt: skip
+def test_published_incidents_with_their_updates_and_maintenance_on_the_pages():
     planned = sp.Maintenance("config:w:1", "Database upgrade", NOW + timedelta(days=1), NOW + timedelta(days=1, hours=1),
                              (("acme", "m0"),))  # fmt: skip
-    built = site(snapshot(state=sp.PARTIAL, live=[incident], maintenance=[planned]))
+    built = site(snapshot(state=sp.PARTIAL, published=[published()], maintenance=[planned]))
     index = site_pages(built, SERVED)["status"].body.decode()
     assert "Partial System Outage" in index and "Active incidents" in index
-    assert "Elevated error rate on acme/m0" in index and "<strong>Ongoing</strong> since" in index and "42 min" in index
+    assert "acme m0: elevated error rate" in index and "<strong>Ongoing</strong> since" in index and "42 min" in index
+    # Its timeline, newest first, escaped.
+    assert index.index("<strong>Identified</strong>") < index.index("<strong>Investigating</strong>")
+    assert "Errors on acme m0 &lt;script&gt;." in index and '<li class="imp-partial_outage">' in index
     assert "Scheduled maintenance" in index and "Database upgrade" in index and "05 May 2026 12:00 UTC" in index
+    resolved = site(snapshot(published=[published(state="resolved", resolved_at=NOW - timedelta(minutes=5))]))
+    page = site_pages(resolved, SERVED)["status"].body.decode()
+    assert "Active incidents" not in page and "Resolved; began" in page and "ended 04 May 2026 11:55 UTC" in page
+    body = json.loads(
+        site_files(built, snapshot(state=sp.PARTIAL, published=[published()]), SERVED)["status.json"].body
+    )
+    (incident,) = body["incidents"]
+    assert (incident["id"], incident["status"], incident["impact"]) == ("fti7", "identified", "major")
+    assert [u["status"] for u in incident["incident_updates"]] == ["identified", "investigating"]
+    assert incident["components"] == [{"code": body["components"][1]["id"], "name": "acme/m0"}]
 
 
 # ----------------------------------------------------------------------------- serving a crowd
@@ -309,11 +332,13 @@ def test_a_crowd_never_waits_for_a_re_render():
     assert pages.renders == 2 and source.reads == 2
 
 
-def test_warm_renders_before_the_first_request():
+def test_pages_too_old_to_show_are_waited_for():
+    clock = [0.0]
     source = FakeSource()
-    pages = StatusPages(source.read)
-    pages.warm().join(10)
-    assert pages.renders == 1 and call(pages)[0] == "200 OK" and source.reads == 1
+    pages = StatusPages(source.read, ttl_s=10, clock=lambda: clock[0], max_stale_s=60)
+    call(pages)
+    clock[0] = 3600.0  # nobody asked for an hour: the first reader waits for a fresh render
+    assert call(pages)[0] == "200 OK" and source.reads == 2 and pages.renders == 2 and pages._worker is None
 
 
 # ----------------------------------------------------------------------------- from the database

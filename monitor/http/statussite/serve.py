@@ -3,7 +3,7 @@
 A crowd arrives exactly when a provider is down (DESIGN §16). So the pages are rendered at most
 once per RENDER_TTL_S, all together, by one background thread while every request is answered from
 the last render (500 concurrent clients cost one render, and none waits for it), and each page is
-gzipped once then.
+gzipped once then. Only pages too old to show (MAX_STALE_S: nobody asked for a while) are waited for.
 Every answer carries a strong ETag per encoding (a reload answers 304 with no body),
 `Cache-Control: public, max-age=RENDER_TTL_S` (a CDN or proxy in front absorbs the rest) and
 `Vary: Accept-Encoding`. When a render fails (the database is away), the last good pages go on
@@ -28,6 +28,7 @@ from monitor.http.statussite.render import SERVED, site_pages
 log = logging.getLogger(__name__)
 
 RENDER_TTL_S = 10.0
+MAX_STALE_S = 60.0  # older pages are not shown while a fresh render is under way: it is waited for
 GZIP_LEVEL = 6
 UNAVAILABLE = (
     b"<!doctype html><html lang=en><meta charset=utf-8><title>Status unavailable</title>"
@@ -73,47 +74,58 @@ class StatusPages:
     """The WSGI side of the site; `read` returns (snapshot, view.Site) (`SiteSource.read`).
 
     Pages older than `ttl_s` are re-rendered by one background thread while every request goes on
-    getting the ones it has (a crowd never waits for the database); only the very first render is
-    waited for, by every request that arrives during it. `warm()` starts that first one early."""
+    getting the ones it has (a crowd, which keeps them fresh, never waits for the database). Pages
+    older than MAX_STALE_S (nobody asked for a while) or none yet are waited for: one render, by
+    the first request, the others arriving meanwhile waiting for it. A failed render leaves the
+    last good pages in place and is tried again after another TTL."""
 
     def __init__(
-        self, read: Callable[[], tuple], ttl_s: float = RENDER_TTL_S, clock: Callable[[], float] = time.monotonic
+        self,
+        read: Callable[[], tuple],
+        ttl_s: float = RENDER_TTL_S,
+        clock: Callable[[], float] = time.monotonic,
+        max_stale_s: float = MAX_STALE_S,
     ) -> None:
         self._read = read
         self._ttl_s = ttl_s
+        self._max_stale_s = max_stale_s
         self._clock = clock
         self._lock = threading.Lock()  # held by the one render under way
         self._pages: dict[str, Prepared] | None = None
         self._at = float("-inf")
+        self._retry_at = float("-inf")
         self._worker: threading.Thread | None = None
         self.renders = 0
 
     def pages(self) -> dict[str, Prepared]:
-        """The current pages by path (`status`, `status/<provider>`); a refresh starts when they are stale."""
-        pages = self._pages
-        if pages is None:
-            with self._lock:  # the first render: whoever comes meanwhile waits for it, then shares it
-                if self._pages is None:
-                    self._render()
-                return self._pages
-        if self._clock() - self._at >= self._ttl_s:
+        """The current pages by path (`status`, `status/<provider>`)."""
+        now, pages = self._clock(), self._pages
+        if pages is not None and (now - self._at < self._ttl_s or now < self._retry_at):
+            return pages
+        if pages is not None and now - self._at < self._max_stale_s:
             self.refresh()
-        return pages
+            return pages
+        with self._lock:  # none yet, or too old to show: wait for a render, one for everyone
+            if self._pages is not None and self._clock() - self._at < self._ttl_s:
+                return self._pages  # rendered while this request waited
+            try:
+                self._render()
+            except Exception:
+                if self._pages is None:
+                    raise
+                self._failed()
+            return self._pages
 
     def refresh(self) -> threading.Thread | None:
         """Re-render in the background unless a render is under way; the thread, for whoever waits."""
         if not self._lock.acquire(blocking=False):
             return None
-        if self._clock() - self._at < self._ttl_s and self._pages is not None:
-            self._lock.release()
-            return None
 
         def work() -> None:
             try:
                 self._render()
-            except Exception as exc:  # the last good pages stay; the next try after another TTL
-                log.warning("status pages not refreshed, serving the last ones: %s", type(exc).__name__)
-                self._at = self._clock()
+            except Exception:
+                self._failed()
             finally:
                 self._lock.release()
 
@@ -121,16 +133,16 @@ class StatusPages:
         self._worker.start()
         return self._worker
 
-    def warm(self) -> threading.Thread | None:
-        """Render now in the background, so the first reader finds the pages ready."""
-        return self.refresh()
-
     def _render(self) -> None:
         """Read, render and gzip every page (the caller holds the lock)."""
         _, site = self._read()
         fresh = {path: Prepared.of(f.content_type, f.body) for path, f in site_pages(site, SERVED).items()}
         self.renders += 1
         self._pages, self._at = fresh, self._clock()
+
+    def _failed(self) -> None:
+        log.warning("status pages not refreshed, serving the last ones", exc_info=log.isEnabledFor(logging.DEBUG))
+        self._retry_at = self._clock() + self._ttl_s
 
     def __call__(self, environ, start_response) -> list[bytes] | None:
         path = environ.get("PATH_INFO", "")

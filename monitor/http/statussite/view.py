@@ -12,7 +12,9 @@ prompts) summed, a provider's its models'. Per day:
 - no data: no agent probed it that day.
 
 Uptime over each window is down time over probed time; the current state is the snapshot's (the
-last 15 minutes and the quorum's alerts, `monitor.http.public`).
+last 15 minutes and the quorum's alerts, `monitor.http.public`). Incidents are our published ones
+(monitor.incidents: drafted from the pages the quorum confirmed; with `publish: manual`, shown once
+published), with their published updates.
 """
 
 from __future__ import annotations
@@ -103,16 +105,28 @@ class Component:
 
 
 @dataclass(frozen=True)
+class UpdateLine:
+    state: str  # Investigating, Identified, Monitoring, Resolved
+    when: str
+    when_iso: str
+    message: str
+
+
+@dataclass(frozen=True)
 class IncidentView:
+    """One of our published incidents (monitor.incidents), with its published updates, newest first."""
+
     id: int
     title: str
     ongoing: bool
-    impact: str  # a component state: its colour
+    impact: str  # its components' worst state now (operational once resolved): its colour
     began: str
     began_iso: str
     ended: str
     duration: str
     provider: str | None
+    components: str = ""
+    updates: tuple[UpdateLine, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -323,19 +337,30 @@ def _iso(moment: datetime) -> str:
     return moment.isoformat().replace("+00:00", "Z")
 
 
-def incident_view(i: sp.Incident, now: datetime) -> IncidentView:
-    ongoing = i.state == "firing"
-    end = now if ongoing or i.resolved_at is None else i.resolved_at
+def incident_view(incident, status: sp.Status, now: datetime) -> IncidentView:
+    """A published incident (monitor.incidents.views.IncidentView) as the pages show it."""
+    from monitor.incidents.feed import STATE_WORDS
+
+    ongoing = incident.state != "resolved"
+    end = now if ongoing or incident.resolved_at is None else incident.resolved_at
+    impact = sp.worst(sp.component_states(status, incident.components)) if ongoing else sp.OPERATIONAL
+    names = [c.removesuffix("/*") + (" (all models)" if c.endswith("/*") else "") for c in incident.components]
+    updates = tuple(
+        UpdateLine(STATE_WORDS.get(u.state, u.state), _when(u.at), _iso(u.at), u.message)
+        for u in reversed(incident.updates)
+    )
     return IncidentView(
-        i.id,
-        i.title,
+        incident.id,
+        incident.title,
         ongoing,
-        sp.alert_status(i.metric),
-        _when(i.began_at),
-        _iso(i.began_at),
+        impact,
+        _when(incident.started_at),
+        _iso(incident.started_at),
         "ongoing" if ongoing else _when(end),
-        fmt.span((end - i.began_at).total_seconds()),
-        i.provider,
+        fmt.span((end - incident.started_at).total_seconds()),
+        incident.provider,
+        fmt.listed(names),
+        updates,
     )
 
 
@@ -370,8 +395,9 @@ def build(
     base = baselines(history.ttft_p50_ms)
     providers = []
     now = snapshot.at
-    live = tuple(incident_view(i, now) for i in snapshot.live)
-    past = tuple(incident_view(i, now) for i in snapshot.recent if i.state != "firing")
+    incidents = [incident_view(i, status, now) for i in snapshot.published]
+    live = tuple(i for i in incidents if i.ongoing)
+    past = tuple(i for i in incidents if not i.ongoing)
     maintenance = tuple(maintenance_view(m, now) for m in snapshot.maintenance)
     for provider, state in status.providers.items():
         models = []
@@ -393,9 +419,9 @@ def build(
             shown,
             base,
         )
-        incidents = tuple(i for i in (*live, *past) if i.provider in (provider, None))
+        mine = tuple(i for i in (*live, *past) if i.provider == provider)
         planned = tuple(m for m in maintenance if provider in m.providers)
-        providers.append(Provider(provider, summary, tuple(models), incidents, planned))
+        providers.append(Provider(provider, summary, tuple(models), mine, planned))
     indicator = status.indicator
     return Site(
         snapshot.title,
