@@ -44,6 +44,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -345,22 +346,33 @@ def timed_get(url: str, keep_body: bool = True) -> tuple[int | None, float, str]
         return None, (time.perf_counter() - started) * 1000, ""
 
 
+@contextlib.contextmanager
+def scratch_database(kind: str, work: Path, stem: str) -> Iterator[tuple[str, str | None]]:
+    """(URL, PostgreSQL database name or None): a SQLite file in `work`, or with `kind` "postgres" a
+    fresh database on 127.0.0.1:5432, dropped afterwards (opened again first: an outage may have
+    closed it to connections)."""
+    if kind != "postgres":
+        yield f"sqlite:///{work / f'{stem}.db'}", None
+        return
+    name = f"firsttoken_{stem}_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(**PG_ADMIN) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}", name
+    finally:
+        with psycopg.connect(**PG_ADMIN) as conn:
+            conn.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def run_soak(options: SoakOptions) -> SoakResult:
     result = SoakResult(options.targets, options.minutes)
     with tempfile.TemporaryDirectory(prefix="firsttoken-soak-") as tmp:
         work = Path(options.workdir or tmp)
         work.mkdir(parents=True, exist_ok=True)
-        pg_name = None
-        if options.database == "postgres":
-            pg_name = f"firsttoken_soak_{uuid.uuid4().hex[:10]}"
-            with psycopg.connect(**PG_ADMIN) as conn:
-                conn.execute(f'CREATE DATABASE "{pg_name}"')
-            database = f"postgresql+psycopg://postgres@127.0.0.1:5432/{pg_name}"
-        else:
-            database = f"sqlite:///{work / 'soak.db'}"
         count = options.simulators or max(1, min(os.cpu_count() or 1, math.ceil(options.targets / 2500)))
         truth_logs = [work / ("truth.jsonl" if k == 0 else f"truth-{k}.jsonl") for k in range(count)]
-        try:
+        with scratch_database(options.database, work, "soak") as (database, pg_name):
             pages = PageReceiver()
             try:
                 with contextlib.ExitStack() as stack:
@@ -371,11 +383,6 @@ def run_soak(options: SoakOptions) -> SoakResult:
             result.pages = sum(pages.deliveries.values())
             result.duplicate_pages = sum(n - 1 for n in pages.deliveries.values())
             _tally(options, result, database, truth_logs, ids, start_s, stop_s)
-        finally:
-            if pg_name:
-                with psycopg.connect(**PG_ADMIN) as conn:
-                    conn.execute(f'ALTER DATABASE "{pg_name}" ALLOW_CONNECTIONS true')
-                    conn.execute(f'DROP DATABASE IF EXISTS "{pg_name}" WITH (FORCE)')
     return result
 
 

@@ -36,7 +36,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -45,17 +44,15 @@ from types import SimpleNamespace
 from urllib.parse import urlsplit
 
 import httpx
-import psycopg
 from sqlalchemy import insert, select
 
-from benchmarks.soak import free_port
+from benchmarks.soak import free_port, scratch_database
 from monitor.simulator.testing import SimulatorProcess
 from monitor.storage.db import make_engine
 from monitor.storage.models import ALL_ROLLUP_METRICS, RollupHourly, SampleRow, rollup_source
 from monitor.storage.rollups import HOUR, hour_floor, rollup_days, rollup_row
 
 FIRSTTOKEN = [sys.executable, "-m", "monitor"]
-PG_ADMIN = dict(host="127.0.0.1", port=5432, user="postgres", dbname="postgres", autocommit=True)
 HISTORY_AGENTS = ("hist-eu", "hist-us", "hist-ap")
 
 
@@ -237,21 +234,11 @@ def run(options: Options) -> Result:
     result = Result(options)
     with tempfile.TemporaryDirectory(prefix="firsttoken-crowd-") as tmp:
         work = Path(tmp)
-        pg_name = None
-        if options.database == "postgres":
-            pg_name = f"firsttoken_crowd_{uuid.uuid4().hex[:10]}"
-            with psycopg.connect(**PG_ADMIN) as conn:
-                conn.execute(f'CREATE DATABASE "{pg_name}"')
-            database = f"postgresql+psycopg://postgres@127.0.0.1:5432/{pg_name}"
-        else:
-            database = f"sqlite:///{work / 'crowd.db'}"
-        try:
-            with SimulatorProcess(truth_log=work / "truth.jsonl") as sim:
-                _run(options, result, work, sim, database)
-        finally:
-            if pg_name:
-                with psycopg.connect(**PG_ADMIN) as conn:
-                    conn.execute(f'DROP DATABASE IF EXISTS "{pg_name}" WITH (FORCE)')
+        with (
+            scratch_database(options.database, work, "crowd") as (database, _),
+            SimulatorProcess(truth_log=work / "truth.jsonl") as sim,
+        ):
+            _run(options, result, work, sim, database)
     return result
 
 

@@ -142,16 +142,23 @@ def stack(simulator, tmp_path_factory):
         log.close()
 
 
-@pytest.fixture(scope="module")
-def browser(stack):
+@contextlib.contextmanager
+def chromium():
+    """Debian's Chromium, driven by Playwright by its path (nothing downloaded); the status site's test too."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        launched = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            yield chromium
+            yield launched
         finally:
-            chromium.close()
+            launched.close()
+
+
+@pytest.fixture(scope="module")
+def browser(stack):
+    with chromium() as launched:
+        yield launched
 
 
 def _open(page, url: str) -> None:

@@ -25,7 +25,7 @@ import pytest
 from benchmarks.status_crowd import seed_history
 from monitor.storage import migrate
 from monitor.storage.db import make_engine
-from tests.dashboard.test_browser import CHROMIUM, CHROMIUM_ARGS, _need_browser
+from tests.dashboard.test_browser import _need_browser, chromium
 from tests.net import free_port
 from tests.waiting import wait_for
 
@@ -101,14 +101,8 @@ def running(simulator, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser(running):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 def screenshot(page, name: str, docs: bool = True) -> None:
