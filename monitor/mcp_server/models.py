@@ -49,7 +49,9 @@ class BestRoutes(BaseModel):
 
 class ModelStatus(BaseModel):
     model: str
-    status: str = Field(description="operational | degraded_performance | partial_outage | major_outage")
+    status: str = Field(
+        description="operational | under_maintenance | degraded_performance | partial_outage | major_outage"
+    )
 
 
 class Incident(BaseModel):
@@ -62,7 +64,9 @@ class Incident(BaseModel):
 
 class ProviderStatus(BaseModel):
     provider: str
-    status: str = Field(description="operational | degraded_performance | partial_outage | major_outage")
+    status: str = Field(
+        description="operational | under_maintenance | degraded_performance | partial_outage | major_outage"
+    )
     ttft_p50_ms: float | None = Field(description="p50 TTFT over the status window (15 minutes)")
     models: list[ModelStatus]
     incidents: list[Incident] = Field(description="firing incidents on this provider")
