@@ -217,6 +217,7 @@ def outputs(simulator, pg_server, tmp_path_factory):
             SOURCES["/metrics"] = svc.metrics()
             SOURCES["/healthz"] = json.dumps(svc.health())
             public = ["/status.json", "/incidents.atom", *(f"/badge/{p}.svg" for p in tree["providers"])]
+            public += ["/status", *(f"/status/{p}" for p in tree["providers"])]  # the HTML status site
             SOURCES["public status"] = "\n".join(httpx.get(svc.url(path), timeout=10).text for path in public)
             run_cli("samples --json", "samples", "--json", "--since", "1h", *base, env=env)
             run_cli("samples --csv", "samples", "--csv", "--since", "1h", *base, env=env)
