@@ -7,6 +7,7 @@ probes' startup. A failure to build it costs /mcp, never the service.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import threading
 from collections.abc import Callable
@@ -17,12 +18,35 @@ from monitor.redact import redact
 log = logging.getLogger(__name__)
 
 UNAVAILABLE = b"not found: /mcp needs pip install 'firsttoken[mcp]'\n"
+OPEN_REFUSED = (
+    b"forbidden: /mcp is off: this agent listens beyond loopback and FIRSTTOKEN_MCP_TOKEN is not set "
+    b"(set it, and send it as a bearer token)\n"
+)
 
 
 def mcp_app(config: Callable[[], Any], host: str, snapshot: Callable[[], Any]) -> LazyApp:
     """/mcp for the service whose running config `config` returns; `snapshot` is its public status's
-    (monitor.http.public), so the tools and /status.json share one cached read."""
+    (monitor.http.public), so the tools and /status.json share one cached read.
+
+    Nothing is open by default: on an address other hosts can reach, /mcp without a bearer token
+    (`FIRSTTOKEN_MCP_TOKEN`) is refused, and the service says so when it starts."""
+    from monitor.mcp_server.http import mcp_token
+
+    if mcp_token() is None and not is_loopback(host):
+        log.warning("/mcp is off: listening on %s needs FIRSTTOKEN_MCP_TOKEN (a bearer token)", host or "every address")
+        return LazyApp(lambda: None, OPEN_REFUSED, status="403 Forbidden")
     return LazyApp(lambda: _build(config, host, snapshot), UNAVAILABLE)
+
+
+def is_loopback(host: str) -> bool:
+    """`127.0.0.1`, `::1`, `localhost`: only this machine reaches it. `0.0.0.0`, `::` and '' mean every address."""
+    name = host.strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False  # a host name other than localhost may resolve anywhere
 
 
 def _build(config: Callable[[], Any], host: str, snapshot: Callable[[], Any]):
@@ -47,9 +71,10 @@ def _build(config: Callable[[], Any], host: str, snapshot: Callable[[], Any]):
 
 
 class LazyApp:
-    def __init__(self, build: Callable[[], Any | None], unavailable: bytes) -> None:
+    def __init__(self, build: Callable[[], Any | None], unavailable: bytes, status: str = "404 Not Found") -> None:
         self._build = build
         self._unavailable = unavailable
+        self._status = status
         self._lock = threading.Lock()
         self._built = False
         self._app: Any | None = None
@@ -57,7 +82,7 @@ class LazyApp:
     def __call__(self, environ, start_response):
         app = self._get()
         if app is None:
-            start_response("404 Not Found", [("Content-Type", "text/plain")])
+            start_response(self._status, [("Content-Type", "text/plain")])
             return [self._unavailable]
         return app(environ, start_response)
 
