@@ -115,6 +115,11 @@ class PublicStatus:
             return "200 OK", ATOM, atom_feed(snap)
         return badge_answer(snap, badge.group(1))
 
+    def latest(self) -> Snapshot | None:
+        """The snapshot last built, without building one (None before the first)."""
+        cached = self._cached
+        return None if cached is None else cached[1]
+
     def snapshot(self) -> Snapshot:
         with self._lock:
             if self._cached and time.monotonic() - self._cached[0] < CACHE_S:

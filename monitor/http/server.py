@@ -105,7 +105,8 @@ class ListenAddress:
             routes_handler(read_engine, base_urls=lambda: {t.id: t.base_url for t in config().targets}),
             ttl_s=lambda: ttl_for(cadence_s()),
         )
-        self.pages = StatusPages(SiteSource(read_engine, config, public).read)
+        site = SiteSource(read_engine, config, public)
+        self.pages = StatusPages(site.read, latest=site.latest)
         # Subscribing writes: the primary (`engine`), never a read replica.
         subscriptions = SubscriptionPages(engine, config) if engine is not None else None
         # DESIGN §18: the charts and one-click silences notifications link to (a silence writes: `engine`).

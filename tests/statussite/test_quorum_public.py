@@ -34,7 +34,8 @@ class Site:
     def __init__(self, engine, cfg) -> None:
         public = PublicStatus(engine, lambda: cfg, clock=lambda: NOW)
         self.public = public
-        self.pages = StatusPages(SiteSource(engine, lambda: cfg, public).read)
+        source = SiteSource(engine, lambda: cfg, public)
+        self.pages = StatusPages(source.read, latest=source.latest)  # as ListenAddress wires it
         app = build_app(lambda: [], lambda: Health(True, {}), public.handle, pages=self.pages)
         self.server = StatusServer("127.0.0.1", 0, app)
         self.server.start()

@@ -341,6 +341,25 @@ def test_pages_too_old_to_show_are_waited_for():
     assert call(pages)[0] == "200 OK" and source.reads == 2 and pages.renders == 2 and pages._worker is None
 
 
+def test_pages_follow_a_newer_snapshot_at_once():
+    """/status.json built a newer snapshot: the next page request renders from it (no TTL to wait)."""
+    clock = [0.0]
+    token = [object()]
+    source = FakeSource()
+
+    def read():
+        _, built = source.read()
+        return token[0], built
+
+    pages = StatusPages(read, ttl_s=10, clock=lambda: clock[0], latest=lambda: token[0])
+    call(pages)
+    clock[0] = 1.0
+    assert call(pages)[0] == "200 OK" and source.reads == 1  # nothing newer
+    token[0] = object()  # a /status.json request built a new snapshot
+    assert call(pages)[0] == "200 OK" and source.reads == 2 and pages._worker is None  # rendered in the request
+    assert call(pages)[0] == "200 OK" and source.reads == 2
+
+
 # ----------------------------------------------------------------------------- from the database
 def test_a_maintenance_window_puts_its_components_under_maintenance(db: Engine, tmp_path):
     cfg = config(tmp_path)

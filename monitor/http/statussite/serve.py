@@ -76,8 +76,11 @@ class StatusPages:
     Pages older than `ttl_s` are re-rendered by one background thread while every request goes on
     getting the ones it has (a crowd, which keeps them fresh, never waits for the database). Pages
     older than MAX_STALE_S (nobody asked for a while) or none yet are waited for: one render, by
-    the first request, the others arriving meanwhile waiting for it. A failed render leaves the
-    last good pages in place and is tried again after another TTL."""
+    the first request, the others arriving meanwhile waiting for it. Pages behind the newest public
+    snapshot (`latest`: /status.json or a badge built it) are rendered again by the request that
+    finds them so, unless a render is under way: the pages never say less than status.json for
+    longer than a render (milliseconds: the snapshot is built, the history read). A failed render
+    leaves the last good pages in place and is tried again after another TTL."""
 
     def __init__(
         self,
@@ -85,8 +88,11 @@ class StatusPages:
         ttl_s: float = RENDER_TTL_S,
         clock: Callable[[], float] = time.monotonic,
         max_stale_s: float = MAX_STALE_S,
+        latest: Callable[[], object] | None = None,
     ) -> None:
         self._read = read
+        self._latest = latest
+        self._shown: object | None = None  # the snapshot the pages show
         self._ttl_s = ttl_s
         self._max_stale_s = max_stale_s
         self._clock = clock
@@ -100,21 +106,42 @@ class StatusPages:
     def pages(self) -> dict[str, Prepared]:
         """The current pages by path (`status`, `status/<provider>`)."""
         now, pages = self._clock(), self._pages
+        if pages is not None and now >= self._retry_at and self._behind() and self._lock.acquire(blocking=False):
+            try:  # /status.json already says more and no render is under way: follow it now
+                self._try_render()
+            finally:
+                self._lock.release()
+            return self._pages
         if pages is not None and (now - self._at < self._ttl_s or now < self._retry_at):
             return pages
         if pages is not None and now - self._at < self._max_stale_s:
             self.refresh()
             return pages
-        with self._lock:  # none yet, or too old to show: wait for a render, one for everyone
+        return self._render_now()
+
+    def _behind(self) -> bool:
+        """Is there a newer public snapshot than the pages show (built for /status.json or a badge)?"""
+        if self._latest is None:
+            return False
+        latest = self._latest()
+        return latest is not None and latest is not self._shown
+
+    def _render_now(self) -> dict[str, Prepared]:
+        """Wait for a render, one for everyone: there are no pages yet, or none fit to show."""
+        with self._lock:
             if self._pages is not None and self._clock() - self._at < self._ttl_s:
                 return self._pages  # rendered while this request waited
-            try:
-                self._render()
-            except Exception:
-                if self._pages is None:
-                    raise
-                self._failed()
+            self._try_render()
             return self._pages
+
+    def _try_render(self) -> None:
+        """Render (the caller holds the lock); a failure keeps the last pages, if any."""
+        try:
+            self._render()
+        except Exception:
+            if self._pages is None:
+                raise
+            self._failed()
 
     def refresh(self) -> threading.Thread | None:
         """Re-render in the background unless a render is under way; the thread, for whoever waits."""
@@ -135,10 +162,10 @@ class StatusPages:
 
     def _render(self) -> None:
         """Read, render and gzip every page (the caller holds the lock)."""
-        _, site = self._read()
+        snapshot, site = self._read()
         fresh = {path: Prepared.of(f.content_type, f.body) for path, f in site_pages(site, SERVED).items()}
         self.renders += 1
-        self._pages, self._at = fresh, self._clock()
+        self._pages, self._at, self._shown = fresh, self._clock(), snapshot
 
     def _failed(self) -> None:
         log.warning("status pages not refreshed, serving the last ones", exc_info=log.isEnabledFor(logging.DEBUG))

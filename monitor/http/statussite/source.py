@@ -6,6 +6,7 @@ leader recomputes every OPEN_HOURS_EVERY_S (5 minutes): it is read again no more
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -16,6 +17,7 @@ from monitor.http.public import WINDOW, PublicStatus, Snapshot, shown_targets
 from monitor.http.statussite import view
 from monitor.storage.rollups import OPEN_HOURS_EVERY_S
 
+log = logging.getLogger(__name__)
 HISTORY_S = OPEN_HOURS_EVERY_S  # nothing newer can be in the hourly rollups sooner
 
 
@@ -62,14 +64,19 @@ def read_history(engine, config, targets: Sequence, now: datetime, days: int) ->
 
 class SiteSource:
     """`read()`: the public snapshot and the site's view of it, now. Thread-safe; the snapshot has its
-    own cache (PublicStatus)."""
+    own cache (PublicStatus). The history is read once, then again in the background when it is older
+    than HISTORY_S (a render meanwhile uses the one it has: it never waits on 90 days of rollups)."""
 
     def __init__(self, engine, config: Callable[[], object], public: PublicStatus | None = None) -> None:
         self._engine = engine
         self._config = config
         self.public = public or PublicStatus(engine, config)
-        self._lock = threading.Lock()
         self._history: tuple[float, tuple, view.History] | None = None
+        self._reading = threading.Lock()  # held by the one history read under way
+
+    def latest(self):
+        """The newest public snapshot, without building one: what a render would show (StatusPages)."""
+        return self.public.latest()
 
     def read(self) -> tuple[Snapshot, view.Site]:
         snap = self.public.snapshot()
@@ -77,11 +84,11 @@ class SiteSource:
         days = int(config.status_site.history_days)
         targets = shown_targets(config)
         key = (tuple(t.id for t in targets), days)
-        with self._lock:
-            cached = self._history
-            if cached is None or cached[1] != key or time.monotonic() - cached[0] >= HISTORY_S:
-                history = read_history(self._engine, config, targets, snap.at, days)
-                self._history = cached = (time.monotonic(), key, history)
+        cached = self._history
+        if cached is None or cached[1] != key:
+            cached = self._read_history(config, targets, snap.at, days, key, wait=True)
+        elif time.monotonic() - cached[0] >= HISTORY_S:
+            self._read_history(config, targets, snap.at, days, key, wait=False)
         site = view.build(
             snap,
             cached[2],
@@ -91,3 +98,27 @@ class SiteSource:
             live_minutes=int(WINDOW / timedelta(minutes=1)),
         )
         return snap, site
+
+    def _read_history(self, config, targets, now, days: int, key: tuple, *, wait: bool):
+        """Read the history (and keep it), now (`wait`) or in a thread of its own if none is under way."""
+
+        def work() -> None:
+            try:
+                history = read_history(self._engine, config, targets, now, days)
+                self._history = (time.monotonic(), key, history)
+            finally:
+                self._reading.release()
+
+        def behind() -> None:
+            try:
+                work()
+            except Exception as exc:  # the history in hand stays; the next render tries again
+                log.warning("status history not refreshed: %s", type(exc).__name__)
+
+        if wait:
+            self._reading.acquire()
+            work()
+            return self._history
+        if self._reading.acquire(blocking=False):
+            threading.Thread(target=behind, name="firsttoken-status-history", daemon=True).start()
+        return self._history
