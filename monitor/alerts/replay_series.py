@@ -32,7 +32,7 @@ def replay_agents(points: Sequence[Point], rules: Sequence, metric: str, names: 
     `names`: a rule's name as the table shows it (the built-in default's)."""
     config = _config(rules, _gap_s(points))
     samples = [_sample(p, metric) for p in points]
-    times = [p.timestamp_s for p in points]
+    times = [(p.timestamp_s, p.agent or "local") for p in points]
     alarms: dict[tuple[str, str], Alarm] = {}
     done: list[Alarm] = []
     for change in replay(samples, config):
@@ -46,7 +46,7 @@ def replay_agents(points: Sequence[Point], rules: Sequence, metric: str, names: 
                 done.append(
                     replace(
                         opened,
-                        resolved_index=_row(times, at),
+                        resolved_index=_row(times, at, opened.agents),
                         resolved_timestamp=iso(at),
                         new_normal=reason == NEW_NORMAL,
                     )
@@ -56,7 +56,7 @@ def replay_agents(points: Sequence[Point], rules: Sequence, metric: str, names: 
             continue
         at = (record.fired_at or record.started_at).timestamp()
         alarms[key] = Alarm(
-            _row(times, at),
+            _row(times, at, record.agents),
             iso(at),
             (names or {}).get(record.rule, record.rule),
             record.metric,
@@ -71,12 +71,16 @@ def replay_agents(points: Sequence[Point], rules: Sequence, metric: str, names: 
     return sorted([*done, *alarms.values()], key=lambda a: (a.index, a.rule))
 
 
-def _row(times: Sequence[float], at: float) -> int:
-    """The data row the engine judged at `at`: the first sample at or after it."""
-    for i, t in enumerate(times):
+def _row(times: Sequence[tuple[float, str]], at: float, agents: Sequence[str]) -> int:
+    """The data row the engine judged at `at`: the first at or after it from one of the alert's agents
+    (agents probing at the same instant interleave), else from any."""
+    first = None
+    for i, (t, agent) in enumerate(times):
         if t >= at - 1e-6:
-            return i
-    return len(times) - 1
+            if not agents or agent in agents:
+                return i
+            first = i if first is None else first
+    return first if first is not None else len(times) - 1
 
 
 def _gap_s(points: Sequence[Point]) -> float:
