@@ -28,6 +28,19 @@ def pg_url(dbname: str) -> str:
 class PgServer:
     """Creates throwaway databases and drops them all at the end of the session."""
 
+    def migrated_url(self) -> str:
+        """A new throwaway database at the newest migration, by URL (for agents started as processes)."""
+        from monitor.storage import migrate
+        from monitor.storage.db import make_engine
+
+        url = pg_url(self.create_database())
+        engine = make_engine(url)
+        try:
+            migrate.upgrade(engine)
+        finally:
+            engine.dispose()
+        return url
+
     def __init__(self) -> None:
         self.created: list[str] = []
 

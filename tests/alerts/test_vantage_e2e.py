@@ -18,10 +18,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from monitor.storage import migrate
 from monitor.storage.db import make_engine
 from monitor.storage.models import SampleRow
-from tests.pg import pg_url
 from tests.relay import DelayRelay
 
 from .receiver import Receiver
@@ -84,10 +82,7 @@ def test_a_fault_on_one_agents_path_tickets_it_and_on_both_pages_once(simulator,
     models = {"path": f"vantage-{tag}-p", "other": f"vantage-{tag}-o"}
     for model in models.values():
         simulator.set_model(model, **BEHAVIOUR)
-    url = pg_url(pg_server.create_database())
-    engine = make_engine(url)
-    migrate.upgrade(engine)
-    engine.dispose()
+    url = pg_server.migrated_url()
     sim_host, sim_port = "127.0.0.1", simulator.port
     with (
         Receiver() as hooks,

@@ -15,12 +15,9 @@ import uuid
 import httpx
 import pytest
 
-from monitor.storage import migrate
-from monitor.storage.db import make_engine
 from tests.alerts.receiver import Receiver
 from tests.alerts.service_proc import ServiceProcess
 from tests.net import free_port
-from tests.pg import pg_url
 from tests.relay import DelayRelay
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
@@ -80,10 +77,7 @@ def test_one_agents_broken_path_stays_private_and_both_make_a_public_outage(simu
     models = {"x": f"status-{tag}-x", "z": f"status-{tag}-z"}
     for model in models.values():
         simulator.set_model(model, **BEHAVIOUR)
-    url = pg_url(pg_server.create_database())
-    engine = make_engine(url)
-    migrate.upgrade(engine)
-    engine.dispose()
+    url = pg_server.migrated_url()
     host, port = "127.0.0.1", simulator.port
     with (
         Receiver() as hooks,
