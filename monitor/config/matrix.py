@@ -144,7 +144,7 @@ def _target(
 
 
 def _check_capabilities(ctx: LoadContext, i: int, provider: Provider, prompt: Prompt) -> None:
-    """A prompt may ask for what the provider's wire protocol cannot express (issue 16):
+    """A prompt may ask for what the provider's wire protocol cannot express:
     the protocol module says what it supports; the error names the provider."""
     if prompt.response_format is None or provider.protocol not in registered_protocols():
         return  # an unknown protocol is reported where the provider is read

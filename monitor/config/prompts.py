@@ -193,7 +193,7 @@ def _name_or_spec(value: Any) -> Any:
 
 @spec
 class Expect:
-    """Checks on the answer; a failed one makes the sample an `assertion` error (issue 16)."""
+    """Checks on the answer; a failed one makes the sample an `assertion` error."""
 
     contains: Annotated[Texts, BeforeValidator(_one_or_many, json_schema_input_type=str | list[str])] = ()
     not_contains: Annotated[Texts, BeforeValidator(_one_or_many, json_schema_input_type=str | list[str])] = ()

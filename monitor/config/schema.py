@@ -172,7 +172,7 @@ class Provider:
     interval_s: seconds(DAY) | None = alias("interval", None)
     timeout_s: seconds(HOUR) | None = alias("timeout", None)
     ttft_timeout_s: seconds(HOUR) | None = alias("ttft_timeout", None)
-    status_page: Url | None = None  # Statuspage v2 summary JSON URL (issue 15)
+    status_page: Url | None = None  # Statuspage v2 summary JSON URL
     reasoning: Reasoning | None = None
     # Egress proxy for this provider's probes (URL, or `direct`); unset: HTTPS_PROXY/HTTP_PROXY/NO_PROXY.
     proxy: ProxySetting | None = field(default=None, repr=False, hash=False)
@@ -397,7 +397,7 @@ class Price:
 
 @spec
 class Budget:
-    """A monthly spend cap over the probes' own cost (issue 16)."""
+    """A monthly spend cap over the probes' own cost."""
 
     monthly_usd: number(0, 1e9, lo_open=True)
     action: Literal["warn", "refuse"] = "warn"  # refuse: no more priced probes until the month turns

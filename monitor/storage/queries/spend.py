@@ -1,4 +1,4 @@
-"""What the probes cost so far (issue 16): spend per provider and cost per 1,000 probes per target.
+"""What the probes cost so far: spend per provider and cost per 1,000 probes per target.
 
 Spend over a month comes from the rollups' `cost_usd_sum` (`queries.tiers`,
 rollups only: the month's whole days from the daily tier, the rest by the hour,
