@@ -40,7 +40,8 @@ def lanes_for(grid: PeriodGrid, refs: Mapping[str, TargetRef], provider: str) ->
         ref = refs.get(tid)
         if ref is not None and ref.provider == provider:
             lanes.setdefault(f"{ref.model} · {ref.region}", []).append(i)
-    return [Lane(name, tuple(rows)) for name, rows in sorted(lanes.items())]
+    # A configured target never probed in the period has a row of zeros: nothing to draw.
+    return [Lane(name, tuple(rows)) for name, rows in sorted(lanes.items()) if grid.measured[rows].sum()]
 
 
 def _availability(measured, failed):

@@ -38,8 +38,7 @@ for i, p in enumerate(providers):
         unsafe_allow_html=True,
     )
 
-# Configured targets with no probe in the period have a row of zeros: not a lane to draw.
-lanes = [lane for lane in health_view.lanes_for(hd.daily, refs, provider) if hd.daily.measured[list(lane.rows)].sum()]
+lanes = health_view.lanes_for(hd.daily, refs, provider)
 st.header(f"{provider}: {statuses[provider]}")
 if not lanes:
     st.info(f"No samples from {provider} in the last {data.HEALTH_DAYS} days.", icon=":material/info:")
