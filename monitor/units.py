@@ -8,6 +8,7 @@ secret, so a bad value taken from `${SOME_TOKEN}` never reaches the terminal).
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 import re
 
 MINUTE_S, HOUR_S, DAY_S = 60.0, 3600.0, 86400.0  # the one copy of these
@@ -90,7 +91,9 @@ def parse_percent(value: object, max_fraction: float = 1.0) -> float:
         text = value.strip()
         if not text.endswith("%") or not _NUMBER.fullmatch(text[:-1].strip()):
             raise ValueError(PERCENT_HINT)
-        fraction = float(text[:-1]) / 100.0
+        # Decimal division, so 99.9% is 0.999 exactly as a float can be (not 0.9990000000000001): an
+        # uptime of exactly the promise must not fall below it.
+        fraction = float(Decimal(text[:-1].strip()) / 100)
     elif isinstance(value, int | float):
         fraction = float(value) if abs(value) <= _MAX_NUMBER else math.inf
         if fraction > 1.0:

@@ -42,6 +42,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "status_site": "The public status site (`/status` on run's listen address, `firsttoken status export`).",
         "smtp": "The mail server for status subscriptions, email notifiers and reports.",
         "maintenance": "Planned work: pages muted, probes marked, SLO and SLA minutes left out (one-off or RRULE).",
+        "reports": "Reports mailed on a schedule by the leader through `smtp:` (the weekly provider report).",
         "inhibit": "Which firing alerts make others redundant (kept, delivered nowhere); unset: an error-rate page "
         "inhibits latency and TPS alerts of the same provider and region; `[]`: none.",
     },
@@ -62,6 +63,45 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "password": "Login password, from the environment (`${SMTP_PASSWORD}`).",
         "from": "The From: address of every mail.",
         "timeout": "How long to wait for the server.",
+    },
+    "Contract": {
+        "name": "The contract's name in the SLA report (default: the provider's, with its match).",
+        "match": "Which of the provider's targets it covers, by `model` and/or `region` (default: all).",
+        "uptime": "The uptime commitment: when a minute is down, and the credits below each uptime.",
+        "latency": "The latency commitment: when a minute is fast enough, and the share of minutes that must be.",
+        "claim_days": "Days after the period's end within which a credit claim must be filed (default 30).",
+    },
+    "CreditTier": {
+        "below": "A month's uptime under this share ...",
+        "credit": "... earns this share of the bill back (the lowest `below` reached counts).",
+    },
+    "UptimeTerms": {
+        "minute_down": "When a minute counts as down.",
+        "credits": "Service-credit tiers, e.g. `[{below: 99.9%, credit: 10%}, {below: 99%, credit: 25%}]`.",
+        "objective": "The committed uptime (default: the highest tier's `below`).",
+    },
+    "MinuteDown": {
+        "error_rate": "A minute is down when at least this share of its probes failed with one of `kinds` (default 5%).",
+        "kinds": "The error kinds that count against the provider (default server_error, timeout, connect, "
+        "stream_error; auth, rate limits and answer checks never do).",
+    },
+    "LatencyTerms": {
+        "minute_ok": "When a minute meets the latency promise.",
+        "objective": "The share of measured minutes that must meet it (default 99%).",
+    },
+    "MinuteOk": {
+        "tps_at_least": "The minute's decode speed (tokens/s, median of its successful probes) at least this.",
+        "ttft_at_most": "The minute's TTFT (median of its successful probes) at most this, e.g. `2s`.",
+    },
+    "ReportEntry": {
+        "name": "The report's name, unique among `reports:`; it keys the once-per-period record.",
+        "to": "The addresses the report is mailed to.",
+        "every": "When it is sent: a weekday and a time, e.g. `MON 09:00` (in `timezone`).",
+        "timezone": "The IANA time zone of `every` and of the week the report covers (default UTC).",
+        "providers": "The providers it covers (default: all).",
+        "kind": "Which report: `weekly` (per provider uptime, TTFT, TPS against the week before, incidents, "
+        "SLO budgets, spend).",
+        "attach_pdf": "Also attach the report as a PDF (default: no).",
     },
     "MaintenanceWindow": {
         "name": "The window's name, in the site and the alerts it mutes.",
@@ -95,6 +135,8 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "max_per_provider_region": "Probes in flight against one provider region: a number, or `auto`.",
     },
     "Provider": {
+        "contract": "What the provider owes (uptime, latency, credits, claim window), checked by `firsttoken "
+        "report sla`: one contract, or a list narrowed by `match: {model, region}`.",
         "proxy": "Egress proxy for this provider's probes (`http://user:pass@host:port`, credentials redacted), "
         "or `direct` to bypass `HTTPS_PROXY`/`HTTP_PROXY`; unset: the environment's proxy, as curl reads it.",
         "protocol": "The wire protocol the provider speaks (one module of `monitor/protocols/`).",

@@ -141,6 +141,7 @@ def _load(text: str, base_dir: Path, env: Mapping[str, str] | None, source: Path
         status_site=spec.status_site,
         smtp=spec.smtp,
         maintenance=tuple(m for m in spec.maintenance if m),
+        reports=tuple(r for r in spec.reports if r),
         secrets=frozenset(s for s in ctx.secrets if s),
         source_path=source,
         unset_secrets=MappingProxyType({path_of(loc): found.unset[loc] for loc in found.unset if loc in ctx.deferred}),

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, AliasChoices, BeforeValidator, Field, WithJsonSchema, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from monitor.config.contracts import Contract, contract_list, contract_problems
 from monitor.config.egress import ProxySetting
 from monitor.config.errors import did_you_mean, fail, kind, problem
 from monitor.config.fields import (
@@ -53,6 +54,7 @@ from monitor.config.fields import (
 from monitor.config.inhibit import InhibitRule
 from monitor.config.notifiers import NotifierItem
 from monitor.config.prompts import Prompt, Reasoning
+from monitor.config.reports import ReportEntry
 from monitor.config.selectors import SCOPE_LABELS, Scope, scope_matches
 from monitor.config.slos import Slo
 from monitor.config.status_site import MaintenanceWindow, Smtp, StatusSite
@@ -176,6 +178,8 @@ class Provider:
     reasoning: Reasoning | None = None
     # Egress proxy for this provider's probes (URL, or `direct`); unset: HTTPS_PROXY/HTTP_PROXY/NO_PROXY.
     proxy: ProxySetting | None = field(default=None, repr=False, hash=False)
+    # DESIGN §17: what the provider owes (one contract, or a list narrowed by model / region).
+    contracts: Annotated[tuple[Contract, ...], BeforeValidator(contract_list)] = alias("contract", ())
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -188,15 +192,15 @@ class Provider:
         return read_only({m.name: m.as_ or m.name for m in self.entries})
 
     def _finish(self, ctx: LoadContext | None) -> list[dict]:
+        errors = contract_problems(self.contracts, self.models, self.regions)
         if self.protocol not in registered_protocols():
-            return []
+            return errors
         from monitor.protocols import get_protocol
 
         try:
             found = get_protocol(self.protocol).config_errors(dict(self.options), self.api_key is not None) or ()
         except Exception as exc:  # the protocol's own bug must not hide the other errors
             found = [f"options: could not be checked by the {self.protocol} protocol ({type(exc).__name__})"]
-        errors = []
         for line in map(str, found):
             where, sep, message = line.partition(": ")
             errors.append(problem(tuple(where.split(".")), message) if sep else problem((), line))
@@ -485,6 +489,7 @@ class FileSpec:
     status_site: StatusSite = StatusSite()  # DESIGN §16
     smtp: Smtp | None = None
     maintenance: Annotated[tuple[MaintenanceWindow, ...], entries()] = ()
+    reports: Annotated[tuple[ReportEntry, ...], entries()] = ()  # DESIGN §17: mailed by the leader
 
 
 SECTIONS = tuple(FileSpec.__pydantic_fields__)

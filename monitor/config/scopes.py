@@ -13,6 +13,7 @@ from typing import Any
 from monitor.config.errors import did_you_mean, path_of, problem
 from monitor.config.fields import LoadContext
 from monitor.config.matrix import declared
+from monitor.config.reports import report_problems
 from monitor.config.schema import SCOPE_LABELS, FileSpec
 
 _GLOB = set("*?[")
@@ -45,6 +46,8 @@ def check_references(spec: FileSpec, tree: Mapping[str, Any], ctx: LoadContext) 
                         f"type {notifier.type} sends through the {section}: section, which is missing",
                     )
                 )
+    written = tree.get("providers")  # a broken provider is still one the reports may name
+    ctx.errors += report_problems(spec.reports, set(written) if isinstance(written, Mapping) else set(), spec.smtp)
     _price_keys(ctx, spec, tree)
 
 

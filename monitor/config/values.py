@@ -11,6 +11,7 @@ from monitor.config.fields import empty
 from monitor.config.inhibit import DEFAULT_INHIBIT, InhibitRule
 from monitor.config.notifiers import NotifierConfig
 from monitor.config.prompts import Prompt, Reasoning
+from monitor.config.reports import ReportEntry
 from monitor.config.schema import (
     DEFAULT_DATABASE_URL,
     Alerting,
@@ -100,6 +101,7 @@ class Config:
     status_site: StatusSite = field(default_factory=StatusSite)  # DESIGN §16
     smtp: Smtp | None = None
     maintenance: tuple[MaintenanceWindow, ...] = ()
+    reports: tuple[ReportEntry, ...] = ()
     secrets: frozenset[str] = field(default=frozenset(), repr=False)
     source_path: Path | None = None
     # `secrets="defer"`: "providers.openai.api_key" -> ("OPENAI_API_KEY",), credentials left unresolved
