@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from monitor.agent.service import Service, ServiceOptions
+from monitor.agent.workers import ONE_PROCESS_UP_TO_PROBES_PER_S, PROBES_PER_S_PER_LOOP
 from monitor.config import load_config
 from monitor.errors import UsageError
 from monitor.eventloop import run_async
@@ -13,14 +14,22 @@ from monitor.units import parse_size
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--listen", default="127.0.0.1:9464", help="HOST:PORT for /metrics and /healthz")
+    p.add_argument(
+        "--listen",
+        default="127.0.0.1:9464",
+        help="HOST:PORT for /metrics, /healthz, /status and /mcp (beyond loopback /mcp needs FIRSTTOKEN_MCP_TOKEN)",
+    )
     p.add_argument(
         "--spool-dir", help="where samples wait while the database is down (default ./firsttoken-spool-AGENT)"
     )
     p.add_argument(
         "--probe-workers",
         type=int,
-        help="processes that probe (one event loop each); default: past 25 probes/s, one per 40 probes/s (at least two), up to the CPUs; 1: this one",
+        help=(
+            "processes that probe (one event loop each); default: past "
+            f"{ONE_PROCESS_UP_TO_PROBES_PER_S:g} probes/s, one per {PROBES_PER_S_PER_LOOP:g} probes/s "
+            "(at least two), up to the CPUs; 1: this one"
+        ),
     )
     p.add_argument(
         "--spool-max-bytes",
