@@ -8,6 +8,9 @@ COPY pyproject.toml README.md ./
 COPY monitor ./monitor
 COPY dashboard ./dashboard
 COPY migrations ./migrations
+# Pango and HarfBuzz: WeasyPrint lays out the SLA and weekly reports' PDFs with them (DESIGN §17).
+RUN apt-get update && apt-get install -y --no-install-recommends libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 \
+    && rm -rf /var/lib/apt/lists/*
 RUN pip install '.[bedrock,mcp]' && useradd --system --home /var/lib/firsttoken firsttoken \
     && mkdir -p /var/lib/firsttoken && chown firsttoken /var/lib/firsttoken
 USER firsttoken

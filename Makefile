@@ -51,14 +51,15 @@ browser-deps:
 	fi
 
 # Debian's Prometheus (with promtool) and Alertmanager, PgBouncer and tinyproxy for the integration tests
-# (-m integration). Installed, never started as services: the tests start their own on loopback.
+# (-m integration), and poppler's pdftotext and pdftoppm, which read the reports' PDFs back.
+# Installed, never started as services: the tests start their own on loopback.
 # One apt-get update, only when something is missing, so a second run changes nothing.
-INTEGRATION_TOOLS := prometheus promtool prometheus-alertmanager amtool pgbouncer tinyproxy
+INTEGRATION_TOOLS := prometheus promtool prometheus-alertmanager amtool pgbouncer tinyproxy pdftotext pdftoppm
 integration-deps:
 	@missing=""; for tool in $(INTEGRATION_TOOLS); do command -v $$tool >/dev/null || [ -x /usr/sbin/$$tool ] || [ -x /usr/bin/$$tool ] || missing="$$missing $$tool"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "==> installing Debian's prometheus, prometheus-alertmanager, pgbouncer and tinyproxy for the integration tests (missing:$$missing)"; \
-		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus prometheus-alertmanager pgbouncer tinyproxy; \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus prometheus-alertmanager pgbouncer tinyproxy poppler-utils; \
 		for svc in pgbouncer tinyproxy; do (service $$svc stop || true) >/dev/null 2>&1; done; \
 	fi
 

@@ -42,6 +42,7 @@ COMMANDS = {
     "routes": ("routes", "rank the routes of each model: which provider and region to use now"),
     "mcp": ("mcp", "the read-only MCP server over stdio: best routes, provider status, alerts for agents"),
     "backtest": ("backtest", "replay a series through the alert detector"),
+    "report": ("report", "SLA evidence per provider contract (`report sla`) and the weekly report (`report weekly`)"),
     "slo": ("slo", "SLO attainment, error budgets and burn rates; `slo rules` for Prometheus"),
     "silence": ("silence", "add, list or expire silences"),
     "notify": ("notify", "send a sample alert through the configured notifiers: `notify test [--notifier NAME]`"),
@@ -59,9 +60,11 @@ COMMANDS = {
 def needs_secrets(args: argparse.Namespace) -> bool:
     """Only commands that call providers or notifiers resolve their credentials (least privilege):
     every other command loads the config with those `${VAR}`s unset (monitor.config.DEFER). A new
-    command that sends requests with the config's keys must be named here."""
+    command that sends requests with the config's keys must be named here. `probe` defers them too
+    and then requires only the credentials of the providers it is about to call."""
     real_demo = args.command == "demo" and getattr(args, "with_real_providers", False)
-    return args.command in ("run", "probe", "notify") or real_demo
+    sends_report = args.command == "report" and getattr(args, "send", False)
+    return args.command in ("run", "notify") or real_demo or sends_report
 
 
 def _command_module(name: str):
