@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import fnmatch
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TextIO
 from urllib.parse import urlsplit
 
@@ -50,15 +50,31 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", action="store_true", help="also write the samples to the database")
 
 
+def unset_credentials(targets: Sequence, unset_secrets: Mapping[str, Sequence[str]]) -> list[str]:
+    """The unset `${VAR}`s among the credentials of the providers these targets call, one line each.
+
+    Least privilege: a probe sends only its providers' keys (and proxies), never a notifier's
+    secret, so only those must be set; `unset_secrets` maps a config path to its variables."""
+    providers = {t.provider for t in targets}
+    return [
+        f"{path}: environment variable {name} is not set (probe sends it to {path.split('.')[1]})"
+        for path, names in unset_secrets.items()
+        if path.startswith("providers.") and path.split(".")[1] in providers
+        for name in names
+    ]
+
+
 def run(args: argparse.Namespace) -> int:
-    from monitor.config import load_config
+    from monitor.config import DEFER, ConfigError, load_config
 
     if args.repeat < 1 or args.concurrency < 1:
         raise UsageError("firsttoken probe: --repeat and --concurrency must be at least 1")
-    config = load_config(args.config)
+    config = load_config(args.config, secrets=DEFER)  # notifiers' secrets: probe notifies no one
     targets = select_targets(config.targets_for_agent(config.agent), args.target)
     if not targets:
         raise UsageError(f"firsttoken probe: no target matches {args.target!r}")
+    if missing := unset_credentials(targets, config.unset_secrets):
+        raise ConfigError(missing, args.config)
     warm_up()
     samples: list[Sample] = []
     printer = JsonPrinter(sys.stdout) if args.json else TablePrinter(sys.stdout)

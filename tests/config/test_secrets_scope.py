@@ -47,13 +47,34 @@ def test_commands_that_call_no_provider_run_without_credentials(tmp_path):
         assert "is not set" not in done.stderr
 
 
-def test_commands_that_call_providers_still_need_them(tmp_path):
+def test_run_needs_every_credential_it_may_send(tmp_path):
     config = str(_config(tmp_path))
-    for args in (["probe"], ["run", "--listen", "127.0.0.1:0"]):
-        done = _firsttoken(*args, "--config", config, cwd=tmp_path)
-        assert done.returncode == 2, (args, done.stderr)
-        assert f"{config}: providers.sim.api_key: environment variable OPENAI_API_KEY is not set" in done.stderr
-        assert f"{config}: notifiers[0].secret: environment variable WEBHOOK_SECRET is not set" in done.stderr
+    done = _firsttoken("run", "--listen", "127.0.0.1:0", "--config", config, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert f"{config}: providers.sim.api_key: environment variable OPENAI_API_KEY is not set" in done.stderr
+    assert f"{config}: notifiers[0].secret: environment variable WEBHOOK_SECRET is not set" in done.stderr
+
+
+def test_probe_needs_only_the_keys_of_the_providers_it_calls(tmp_path):
+    config = str(_config(tmp_path))
+    done = _firsttoken("probe", "--config", config, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        f"{config}: providers.sim.api_key: environment variable OPENAI_API_KEY is not set (probe sends it to sim)"
+    ]
+    # The key set, the notifiers' secrets still unset: the probe runs (the provider's port is closed: exit 1).
+    Path(config).write_text(Path(config).read_text().replace("127.0.0.1:8400", "127.0.0.1:9"))
+    env = {"OPENAI_API_KEY": "sk-test"}
+    done = subprocess.run(
+        [sys.executable, "-m", "monitor", "probe", "--config", config],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        env={k: v for k, v in os.environ.items() if k not in CREDENTIALS and not k.startswith("FIRSTTOKEN_")} | env,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "is not set" not in done.stderr + done.stdout and "sim/fast@local:short" in done.stdout
 
 
 def test_check_config_reports_unset_credentials_and_exits_0(tmp_path):
@@ -103,7 +124,7 @@ def test_defer_mode_in_the_library(tmp_path):
     ("argv", "needed"),
     [
         (["run"], True),
-        (["probe"], True),
+        (["probe"], False),  # it checks its providers' keys itself (monitor/commands/probe.py)
         (["demo", "--with-real-providers"], True),
         (["demo"], False),
         (["db", "upgrade"], False),
