@@ -32,7 +32,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "silences": "Silences from the file: they mute notifications, never measurement.",
         "alerting": "Timings of alert evaluation and notification delivery; read when `firsttoken run` starts.",
         "prices": "USD per million tokens, per `provider/model`: gives each sample's `cost_usd`.",
-        "budget": "A monthly cap on the probes' own projected spend.",
+        "budget": "A limit on the probes' projected monthly spend, checked once as `run` starts (not a running cap).",
         "retention": "How long raw samples and rollups are kept.",
         "dashboard_url": "The dashboard's public address: notifications link to the alert's own view there.",
         "public_url": "Where others reach `firsttoken run --listen` (e.g. `https://firsttoken.internal:9464`): "
@@ -275,7 +275,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
     },
     "Budget": {
         "monthly_usd": "The projected monthly spend allowed.",
-        "action": "`warn` at start-up, or `refuse` to start when the projection exceeds it.",
+        "action": "When the projection exceeds it as `run` starts: `warn` (one line, then run) or `refuse` (exit 2). Probes are never stopped once running.",
     },
     "Retention": {
         "raw": "How long raw samples are kept.",
