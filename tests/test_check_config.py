@@ -98,3 +98,28 @@ def test_cli_check_config(design_dir):
         f"{design_dir / 'firsttoken.yaml'}: providers.openai.api_key: ${{OPENAI_API_KEY}} is not set"
         " (needed by run and probe)"
     )
+
+
+def test_the_matrix_per_agent_appears_once_a_check_pins_agents(tmp_path):
+    data = minimal(agent="us-east")
+    data["providers"]["vllm"] = {
+        "protocol": "openai-chat",
+        "regions": {"dc": "http://10.0.0.5:8000/v1"},
+        "models": ["l"],
+    }
+    path = tmp_path / "c.yaml"
+    path.write_text(dump(data))
+    _, out, _ = _run(path, {})
+    assert "PROBES/H" not in out  # every target on every agent: nothing per agent to tell
+    data["checks"].append({"providers": ["vllm"], "prompts": ["short"], "agents": ["us-east"], "interval": "1m"})
+    path.write_text(dump(data))
+    code, out, _ = _run(path, {})
+    lines = out.splitlines()
+    assert code == 0
+    table = lines[lines.index(next(line for line in lines if line.startswith("AGENT"))) :][:4]
+    assert [line.split() for line in table] == [
+        ["AGENT", "TARGETS", "PROBES/H", "PROVIDERS"],
+        ["us-east", "2", "72", "sim,", "vllm"],  # 12 an hour at 5m, 60 at 1m
+        ["(any", "other)", "1", "12", "sim"],
+        [],
+    ]

@@ -1,9 +1,16 @@
-"""Every config in examples/ loads under `firsttoken check-config`, with dummy values for its `${VAR}`s."""
+"""Every config in examples/ works where a reader copies it: alone, as firsttoken.yaml, in a fresh directory.
+
+`firsttoken check-config` (no `--config`: the copy is ./firsttoken.yaml) must exit 0 with no
+credential set, as in CI, and print no secret once they are set. The editor line at the top of
+each example must still point at a schema after the copy, once `firsttoken schema` has written it
+there as the README says.
+"""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,43 +19,88 @@ import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}")
+SCHEMA_LINE = re.compile(r"^# yaml-language-server: \$schema=(\S+)$")
+ALL = sorted(p.name for p in EXAMPLES.glob("*.yaml"))
+
+
+def clean_env() -> dict[str, str]:
+    """The environment without any firsttoken setting, provider key or notifier secret of the machine's."""
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("FIRSTTOKEN_") and not k.endswith(("_API_KEY", "_SECRET", "_ROUTING_KEY", "_URL"))
+    }
 
 
 def dummy_env(text: str) -> dict[str, str]:
     """A value for each variable the file needs (those with a default are left unset: the default must load)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FIRSTTOKEN_") and not k.endswith("_API_KEY")}
+    env = clean_env()
     for name, default in VARIABLE.findall(text):
         if default:
             continue
-        if name.endswith("_APPRISE_URL"):
-            env[name] = "slack://T000/B000/dummydummydummy"
-        else:
-            env[name] = f"dummy-{name.lower()}"
+        env[name] = "slack://T000/B000/dummydummydummy" if name.endswith("_APPRISE_URL") else f"dummy-{name.lower()}"
     return env
 
 
-@pytest.mark.parametrize(
-    "name", ["openai-anthropic-gemini.yaml", "bedrock-regions.yaml", "self-hosted.yaml", "small-vs-flagship.yaml"]
-)
-def test_example_passes_check_config(name):
-    path = EXAMPLES / name
-    env = dummy_env(path.read_text())
-    result = subprocess.run(
-        [sys.executable, "-m", "monitor", "check-config", "--config", str(path)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
+def firsttoken(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "monitor", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=60
     )
-    assert result.returncode == 0, result.stderr
-    assert "dummy-" not in result.stdout  # keys are secrets: check-config never prints them
-    assert result.stdout.count("\n") > 3
 
 
-def test_every_example_is_tested():
-    assert {p.name for p in EXAMPLES.glob("*.yaml")} == {
-        "openai-anthropic-gemini.yaml",
-        "bedrock-regions.yaml",
-        "self-hosted.yaml",
-        "small-vs-flagship.yaml",
-    }
+def copied(name: str, tmp_path: Path) -> Path:
+    """`cp examples/NAME firsttoken.yaml` in an empty directory: the file alone, nothing beside it."""
+    shutil.copy(EXAMPLES / name, tmp_path / "firsttoken.yaml")
+    return tmp_path
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_example_loads_alone_in_a_fresh_directory_without_credentials(name, tmp_path):
+    here = copied(name, tmp_path)
+    env = clean_env() | {"PYTHONPATH": str(EXAMPLES.parent)}
+    done = firsttoken("check-config", cwd=here, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert "config: firsttoken.yaml" in done.stdout and "TARGET" in done.stdout
+    unset = [line for line in done.stdout.splitlines() if " is not set (needed by " in line]
+    for line in unset:  # only credentials may be missing, each named with the commands that need it
+        assert line.startswith("firsttoken.yaml: providers.") or line.startswith("firsttoken.yaml: notifiers[")
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_example_prints_no_secret_once_they_are_set(name, tmp_path):
+    here = copied(name, tmp_path)
+    env = dummy_env((EXAMPLES / name).read_text()) | {"PYTHONPATH": str(EXAMPLES.parent)}
+    done = firsttoken("check-config", cwd=here, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "dummy-" not in done.stdout + done.stderr  # keys are secrets: check-config never prints them
+    assert " is not set " not in done.stdout
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_the_editor_line_still_finds_the_schema_after_the_copy(name, tmp_path):
+    here = copied(name, tmp_path)
+    first = (here / "firsttoken.yaml").read_text().splitlines()[0]
+    m = SCHEMA_LINE.match(first)
+    assert m, f"{name}: first line is not the yaml-language-server schema line: {first!r}"
+    env = clean_env() | {"PYTHONPATH": str(EXAMPLES.parent)}
+    done = subprocess.run(
+        f"{sys.executable} -m monitor schema > firsttoken.schema.json", shell=True, cwd=here, env=env, timeout=60
+    )
+    assert done.returncode == 0
+    assert (here / m.group(1)).read_text() == (EXAMPLES / m.group(1)).read_text()  # the one shipped beside it
+
+
+def test_the_sre_example_shows_the_matrix_per_agent_and_pins_the_vllm(tmp_path):
+    """docs/howto-sre-example.md: cloud providers from both vantage points, the vLLM from us-east only."""
+    here = copied("sre-two-regions.yaml", tmp_path)
+    done = firsttoken("check-config", cwd=here, env=clean_env() | {"PYTHONPATH": str(EXAMPLES.parent)})
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[0]: line.split() for line in done.stdout.splitlines() if line.startswith(("us-", "eu-", "("))}
+    assert rows["us-east"][1:4] == ["10", "216", "anthropic,"] and rows["us-east"][-1] == "vllm"
+    assert rows["eu-west"][1:] == ["8", "96", "anthropic,", "openai"]
+    assert rows["(any"][2:4] == ["0", "0"]  # a third agent started by mistake probes nothing
+    vllm = [line for line in done.stdout.splitlines() if line.startswith("vllm/")]
+    assert len(vllm) == 2 and all(line.split()[-1] == "us-east" for line in vllm)
+    notifiers = [line for line in done.stdout.splitlines() if "notifiers[" in line]
+    assert notifiers == ["firsttoken.yaml: notifiers[0].routing_key: ${PD_ROUTING_KEY} is not set (needed by run)"]

@@ -80,6 +80,7 @@ def report(config: Config, config_path: str) -> str:
         "",
         *table(HEADERS, rows),
         "",
+        *per_agent(config),
         summary(config),
         *notes(config),
         *slo_lines(config),
@@ -94,6 +95,26 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return [
         "  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in (headers, *rows)
     ]
+
+
+AGENT_HEADERS = ("AGENT", "TARGETS", "PROBES/H", "PROVIDERS")
+ANY_OTHER = "(any other)"
+
+
+def per_agent(config: Config) -> list[str]:
+    """The matrix per vantage point, when a check pins targets to agents (`agents:`).
+
+    Agents are not declared anywhere: those a check names, this file's `agent`, and a row for
+    every other name an agent may run under (it probes only the targets open to all)."""
+    named = sorted({a for t in config.targets for a in t.agents} | {config.agent})
+    if named == [config.agent] and all(not t.agents for t in config.targets):
+        return []
+    rows = []
+    for name in [*named, ANY_OTHER]:
+        mine = [t for t in config.targets if (not t.agents if name == ANY_OTHER else t.runs_on(name))]
+        per_hour = sum(3600.0 / t.interval_s for t in mine)
+        rows.append((name, str(len(mine)), f"{per_hour:,.0f}", ", ".join(sorted({t.provider for t in mine})) or "-"))
+    return [*table(AGENT_HEADERS, rows), ""]
 
 
 def summary(config: Config) -> str:

@@ -17,7 +17,9 @@ from tests.config_helpers import DESIGN_EXAMPLE
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA_FILE = REPO / "docs" / "firsttoken.schema.json"
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
-COMMENT = "# yaml-language-server: $schema=../docs/firsttoken.schema.json"
+# Beside each example (examples/firsttoken.schema.json, and the repository root's for a copy made there,
+# are links to docs/'s), so the line still works once the file is copied (`firsttoken schema > …` elsewhere).
+COMMENT = "# yaml-language-server: $schema=firsttoken.schema.json"
 
 
 def _as_editor_reads_it(text: str):
@@ -49,6 +51,8 @@ def test_schema_is_valid_draft_2020_12():
 def test_every_example_points_at_the_schema_and_passes_it(path):
     text = path.read_text()
     assert text.splitlines()[0] == COMMENT
+    for beside in (path.parent, REPO):  # where it is, and where the README copies it to
+        assert (beside / "firsttoken.schema.json").read_text() == SCHEMA_FILE.read_text()
     validator = jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text()))
     assert [e.message for e in validator.iter_errors(_as_editor_reads_it(text))] == []
 
