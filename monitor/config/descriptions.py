@@ -235,6 +235,8 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "severity": "Free-form severity (`page`, `ticket`, …) that notifiers filter on.",
         "min_change": "Regression: the relative shift that counts (`50%`).",
         "baseline_window": "Regression: how far back the baseline reaches.",
+        "min_duration": "Regression: how long a shift must have held before it pages (`10m` unless set); a run of "
+        "slow probes shorter than this is never a page.",
         "percentile": "Threshold: the percentile of the metric compared (latency and tps).",
         "above": "Threshold: fire above this (ms, tokens/s or a rate such as `20%`).",
         "below": "Threshold: fire below this.",

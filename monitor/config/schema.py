@@ -233,7 +233,10 @@ class Check:
 
 KINDS = ("regression", "threshold", "change")
 Level = Annotated[float, WithJsonSchema({"type": ["number", "string"], "examples": [2000, "2s", "20%"]})]
-KIND_ONLY = {"regression": ("min_change", "baseline_window"), "threshold": ("percentile", "above", "below")}
+KIND_ONLY = {
+    "regression": ("min_change", "baseline_window", "min_duration"),
+    "threshold": ("percentile", "above", "below"),
+}
 NUMERIC_ONLY = ("window", "min_samples")  # a change rule compares labels, not numbers over a window
 CHANGE_EVALUATIONS = 3  # a label must differ this many rounds in a row: one odd answer is not a change
 
@@ -258,6 +261,8 @@ class AlertRule:
     repeat_interval_s: seconds(30 * DAY) = alias("repeat_interval", 4 * HOUR)
     match: Scope = field(default_factory=empty, hash=False)
     baseline_window_s: seconds(90 * DAY) | None = alias("baseline_window", None)  # regression only
+    # regression only: how long a shift must have held before it pages (unset: the detector's 10 minutes)
+    min_duration_s: seconds(DAY) | None = alias("min_duration", None)
     # Cache probes (DESIGN §13): which half of the cold/warm pair a latency rule watches. Unset, a
     # latency or tps rule watches the cold probes of a cache target (comparable with its other
     # probes), error_rate every probe, and cache_hit_ratio the warm ones.
