@@ -82,6 +82,8 @@ class StreamMetrics:
     server_timing: dict[str, Any] | None
     served_by: str | None  # as the stream named it; headers add theirs in the probe
     system_fingerprint: str | None
+    # The provider's id as the body names it (request_ids.py); the probe prefers its header.
+    request_id: str | None
     finished: bool
     failure: StreamFailure | None
 
@@ -119,6 +121,8 @@ class StreamMeasurement:
         self._server_timing: dict[str, Any] = {}
         self._served_by: str | None = None
         self._system_fingerprint: str | None = None
+        self._response_id: str | None = None
+        self._request_id: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -145,6 +149,10 @@ class StreamMeasurement:
                     self._served_by = event.served_by
                 if event.system_fingerprint and not self._system_fingerprint:
                     self._system_fingerprint = event.system_fingerprint
+                if event.response_id and not self._response_id:
+                    self._response_id = event.response_id
+                if event.request_id and not self._request_id:
+                    self._request_id = event.request_id
 
     def _on_token(self, t_ns: int, token: TokenDelta) -> None:
         if not token.text:
@@ -215,6 +223,8 @@ class StreamMeasurement:
             server_timing=dict(self._server_timing) or None,
             served_by=self._served_by,
             system_fingerprint=self._system_fingerprint,
+            # A request id the body states outright beats the response's own id.
+            request_id=self._request_id or self._response_id,
             finished=self.finished,
             failure=self.failure,
         )

@@ -24,6 +24,7 @@ class ReplayResult:
     error_message: str | None
     route: RouteTruth
     answer: Answer | None = None  # the assembled answer text and tool calls, for `expect` checks
+    request_id: str | None = None  # as the live probe keeps it: the headers' id, else the body's
 
     @property
     def ok(self) -> bool:
@@ -37,8 +38,8 @@ def replay(
     headers: Mapping[str, str] | None = None,
     pinned_route: str | None = None,
 ) -> ReplayResult:
-    """`headers` (a recorded response's) and `pinned_route` give the route truth
-    the live probe would record; without them only the stream's own naming counts."""
+    """`headers` (a recorded response's) and `pinned_route` give the route truth and
+    request id the live probe would record; without them only the stream's own naming counts."""
     session = StreamSession(protocol.new_parser(), t0_ns)
     t_ns = t0_ns
     for t_ns, data in reads:
@@ -50,4 +51,5 @@ def replay(
     measurement = session.measurement
     metrics = measurement.metrics(end_ns=t_ns)
     route = protocol.route_truth(headers, metrics.served_by, metrics.system_fingerprint, pinned_route)
-    return ReplayResult(metrics, kind, message, route, measurement.answer())
+    request_id = protocol.request_id(headers, metrics.request_id)
+    return ReplayResult(metrics, kind, message, route, measurement.answer(), request_id)

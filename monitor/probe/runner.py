@@ -187,6 +187,8 @@ async def measure_request(
                 if status_kind is not None:
                     body = await _read_capped(response)
                     error = (status_kind, _http_error_text(protocol, response, body))
+                    # The id an error body states (Anthropic's `request_id`), should no header name one.
+                    base = replace(base, request_id=protocol.error_request_id(body))
                 elif not protocol.accepts_content_type(response.headers.get("content-type")):
                     body = await _read_capped(response)
                     error = (ErrorKind.PROTOCOL, _content_type_text(protocol, response, body))
@@ -257,7 +259,10 @@ def _assemble(
         fields.update(metrics.sample_fields())
     if response is not None:
         fields["http_status"] = response.status_code
-        fields["request_id"] = protocol.request_id(response.headers)
+        # The header's id when there is one, else the body's (the stream's or the error body's):
+        # a failed request's id is what an SLA credit claim lists (monitor.protocols.request_ids).
+        body_id = metrics.request_id if metrics is not None else base.request_id
+        fields["request_id"] = protocol.request_id(response.headers, body_id)
         # Route truth: headers parsed here, once per response (an error response
         # too: a 429's remaining quota is the point), joined with the stream's naming,
         # and replacing the stream's own served_by / fingerprint in the sample.

@@ -170,8 +170,14 @@ class MessagesParser(SSEStreamParser):
         elif kind == "message_start":
             message = payload.get("message") or {}
             if isinstance(message, dict):
-                if message.get("model"):
-                    out.append(ResponseInfo(model_version=str(message["model"])))
+                model, message_id = message.get("model"), message.get("id")  # msg_…
+                if model or message_id:
+                    out.append(
+                        ResponseInfo(
+                            model_version=str(model) if model else None,
+                            response_id=message_id if isinstance(message_id, str) and message_id else None,
+                        )
+                    )
                 usage = message.get("usage")
                 if isinstance(usage, dict):
                     out.append(_usage(usage, with_output=False))
@@ -191,6 +197,9 @@ class MessagesParser(SSEStreamParser):
             # A rate limit is the same condition as an HTTP 429, whatever the transport.
             failure = ErrorKind.RATE_LIMITED if error.get("type") == "rate_limit_error" else ErrorKind.STREAM_ERROR
             out.append(StreamFailure(failure, _error_text(error)))
+            request_id = payload.get("request_id")  # req_…, as on an HTTP error's body
+            if isinstance(request_id, str) and request_id:
+                out.append(ResponseInfo(request_id=request_id))
         # ping, content_block_stop and unknown future events carry no output.
 
     def _on_delta(self, delta: Any, out: list[Event], index: int) -> None:

@@ -20,6 +20,7 @@ from enum import StrEnum
 from typing import Any, ClassVar
 
 from monitor.protocols.features import JsonSchemaFormat, ReasoningSetting
+from monitor.protocols.request_ids import error_body_request_id, pick_request_id
 from monitor.protocols.route import NO_ROUTE, RouteTruth, gateway_route, join_route, lower_headers
 from monitor.sample import ErrorKind
 
@@ -93,13 +94,19 @@ class StreamFailure:
 @dataclass(frozen=True, slots=True)
 class ResponseInfo:
     """What the provider says about itself: returned model, provider timings,
-    and the route truth a stream carries (OpenRouter's chunk `provider`,
-    `system_fingerprint`); headers add the rest once per response (route.py)."""
+    the route truth a stream carries (OpenRouter's chunk `provider`,
+    `system_fingerprint`) and its ids; headers add the rest once per response
+    (route.py, request_ids.py)."""
 
     model_version: str | None = None
     server_timing: Mapping[str, Any] | None = None
     served_by: str | None = None
     system_fingerprint: str | None = None
+    # The body's ids, for `request_id` where no header names one (request_ids.py):
+    # the response's own id (msg_…, chatcmpl-…, resp_…, Gemini responseId), and a
+    # request id the body states outright (an Anthropic error event, Groq `x_groq.id`).
+    response_id: str | None = None
+    request_id: str | None = None
 
 
 Event = TokenDelta | UsageReport | Finished | StreamFailure | ResponseInfo
@@ -217,12 +224,14 @@ class WireProtocol(ABC):
         media = content_type.split(";", 1)[0].strip().lower()
         return media in self.content_types
 
-    def request_id(self, headers: Mapping[str, str]) -> str | None:
-        for name in self.request_id_headers:
-            value = headers.get(name)
-            if value:
-                return value
-        return None
+    def request_id(self, headers: Mapping[str, str] | None, body_id: str | None = None) -> str | None:
+        """The provider's id for this request: its header, a gateway's forwarded copy,
+        else `body_id` (what the stream or error body named); order in request_ids.py."""
+        return pick_request_id(headers, self.request_id_headers, body_id)
+
+    def error_request_id(self, body: bytes) -> str | None:
+        """The request id an HTTP error's body states, if any."""
+        return error_body_request_id(body)
 
     def pinned_route(self, params: Mapping[str, Any]) -> str | None:
         """The upstream a request's params pin first (None: nothing pinned)."""

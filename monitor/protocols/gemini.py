@@ -160,6 +160,7 @@ class GenerateContentParser(StreamParser):
         self._framing: SSEDecoder | JsonArraySplitter | None = None
         self._head = b""
         self._model_seen = False
+        self._id_seen = False
         self._open: set[int] = set()  # candidate indexes seen without a finishReason yet
         self._reason: str | None = None
         self._finished = False
@@ -203,6 +204,10 @@ class GenerateContentParser(StreamParser):
         if not self._model_seen and chunk.get("modelVersion"):
             self._model_seen = True
             out.append(ResponseInfo(model_version=str(chunk["modelVersion"])))
+        if not self._id_seen and isinstance(chunk.get("responseId"), str) and chunk["responseId"]:
+            # The only id a Gemini response carries (AI Studio sends no request-id header).
+            self._id_seen = True
+            out.append(ResponseInfo(response_id=chunk["responseId"]))
         finished_now = False
         for position, candidate in enumerate(_list(chunk.get("candidates"))):
             if not isinstance(candidate, dict):

@@ -111,6 +111,7 @@ class ChatCompletionsParser(SSEStreamParser):
         self._model_seen = False
         self._provider_seen = False
         self._fingerprint_seen = False
+        self._id_seen = False
         self._finish_reason: str | None = None
         self._done = False
         # Inline <think> handling: None = undecided, True = inside, False = answer.
@@ -138,6 +139,8 @@ class ChatCompletionsParser(SSEStreamParser):
             out.append(ResponseInfo(model_version=str(chunk["model"])))
         if not (self._provider_seen and self._fingerprint_seen):
             self._on_route(chunk, out)
+        if not self._id_seen:
+            self._on_id(chunk, out)
         for choice in chunk.get("choices") or ():
             if isinstance(choice, dict):
                 self._on_choice(choice, out)
@@ -167,6 +170,17 @@ class ChatCompletionsParser(SSEStreamParser):
             self._provider_seen = self._provider_seen or provider is not None
             self._fingerprint_seen = self._fingerprint_seen or fingerprint is not None
             out.append(ResponseInfo(served_by=provider, system_fingerprint=fingerprint))
+
+    def _on_id(self, chunk: dict[str, Any], out: list[Event]) -> None:
+        # Every chunk repeats the completion's `id` (chatcmpl-…, OpenRouter gen-…); Azure's
+        # first chunk has "" and the next the real one. Groq's first chunk also names its
+        # request id (`x_groq.id`, req_…), the one its support looks up.
+        response_id = _nonempty(chunk.get("id"))
+        groq = chunk.get("x_groq")
+        request_id = _nonempty(groq.get("id")) if isinstance(groq, dict) else None
+        if response_id or request_id:
+            self._id_seen = True
+            out.append(ResponseInfo(response_id=response_id, request_id=request_id))
 
     def _on_choice(self, choice: dict[str, Any], out: list[Event]) -> None:
         delta = choice.get("delta")

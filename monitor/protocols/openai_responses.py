@@ -144,7 +144,9 @@ class ResponsesParser(SSEStreamParser):
     def _on_response(self, kind: str, response: Mapping[str, Any], out: list[Event]) -> None:
         if not self._model_seen and response.get("model"):
             self._model_seen = True
-            out.append(ResponseInfo(model_version=str(response["model"])))
+            response_id = response.get("id")  # resp_… (OpenRouter: gen-…), in every snapshot
+            response_id = response_id if isinstance(response_id, str) and response_id else None
+            out.append(ResponseInfo(model_version=str(response["model"]), response_id=response_id))
         if kind not in (*_TERMINAL, "response.failed"):
             return  # created / in_progress: snapshots without new output
         usage = response.get("usage")

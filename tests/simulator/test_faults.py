@@ -12,7 +12,7 @@ from botocore.eventstream import EventStreamBuffer
 
 from monitor.simulator.testing import wait_for
 
-from .simwire import PROTOCOLS, SIGV4, build, parse
+from .simwire import PROTOCOLS, SIGV4, build, parse, sse_events
 
 KEY = "sk-secret-123456"
 # Six tokens; mid-stream faults strike after three (the default: half).
@@ -274,3 +274,11 @@ def test_sim_name_errors_name_the_parameter(client: httpx.Client) -> None:
     path, headers, body = build("anthropic", "sim:fault=nope")
     response = client.post(path, headers=headers, json=body)
     assert response.status_code == 400 and "nope" in json.dumps(response.json())
+
+
+def test_anthropic_error_after_200_names_the_request(client: httpx.Client) -> None:
+    """As the real one does: the in-stream error event carries `request_id`, the `request-id` header's value."""
+    out = stream(client, "anthropic", f"{BASE}:fault=stream_error")
+    errors = [json.loads(data) for name, data in sse_events(out.body) if name == "error"]
+    assert len(errors) == 1 and errors[0]["request_id"] == out.headers["request-id"]
+    assert errors[0]["request_id"].startswith("req_")

@@ -191,7 +191,9 @@ class AnthropicEncoder(SSEEncoder):
             }
         else:
             error = {"details": None, "type": "overloaded_error", "message": "Overloaded"}
-        return self._event("error", {"error": error})
+        # The real in-stream error names the request, as the HTTP error body does
+        # ({"type":"error","error":{…},"request_id":"req_…"}, quoted in user reports).
+        return self._event("error", {"error": error, "request_id": self.info.request_id})
 
     def malformed(self) -> bytes:
         payload = b'{"type":"content_block_delta","index":%d,"delta":{"type":"text_delta","text":"' % max(

@@ -265,6 +265,11 @@ class WireEncoder(ABC):
 
     @classmethod
     def response_headers(cls, request_id: str) -> list[tuple[str, str]]:
+        """The request's id in the provider's own header (`id_header`: Anthropic `request-id`,
+        Bedrock `x-amzn-RequestId`, Azure `apim-request-id`), and in `x-request-id` on every
+        protocol: OpenAI's own header, and the simulator's handle for its truth records, which
+        tests and benchmarks look up by it. Real Anthropic, Bedrock, Gemini and Ollama responses
+        carry no `x-request-id` (Gemini names a response only by its body's `responseId`)."""
         headers = [("x-request-id", request_id)]
         if cls.id_header:
             headers.append((cls.id_header, request_id))

@@ -84,7 +84,7 @@ class BedrockEncoder(WireEncoder):
     protocol = "bedrock-converse"
     explicit_cache = True  # only a `cachePoint` block caches
     content_type = "application/vnd.amazon.eventstream"
-    id_header = "x-amzn-requestid"
+    id_header = "x-amzn-RequestId"  # AWS's spelling (header names are case-insensitive)
     auth_status = 403  # AWS answers bad credentials with 403, not 401
     requires_credentials = True
 
