@@ -587,3 +587,25 @@ class StatusSecret(Base):
     name: Mapped[str] = mapped_column(Text, primary_key=True)
     value: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime]
+
+
+class ReportRun(Base):
+    """One scheduled report's period (`reports:` entry, ISO week): claimed, then sent once (DESIGN §17).
+    Unique (report, period): a second leader, or a second run, finds the row and leaves it (monitor.reports.runs).
+    Migration 0017_report_runs."""
+
+    __tablename__ = "report_runs"
+    __table_args__ = (UniqueConstraint("report", "period"), Index(None, "status", "lease_until"))
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    report: Mapped[str] = mapped_column(Text)  # the `reports:` entry's name
+    period: Mapped[str] = mapped_column(Text)  # 2026-W48
+    status: Mapped[str] = mapped_column(String(16))  # pending | sent | failed
+    attempts: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    holder: Mapped[str | None] = mapped_column(Text)  # the agent whose claim it is (or was last)
+    lease_until: Mapped[datetime]  # a claim's end, or when a failed send may be tried again
+    created_at: Mapped[datetime]
+    sent_at: Mapped[datetime | None]
+    recipients: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    message_id: Mapped[str | None] = mapped_column(Text)
+    last_error: Mapped[str | None] = mapped_column(Text)
