@@ -142,8 +142,11 @@ def test_which_commands_resolve_credentials(argv, needed):
 
 
 def test_compose_hands_provider_keys_to_the_monitor_service_only():
+    """They come from firsttoken.env (deploy/firsttoken.env.example), which only `monitor` reads."""
     compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
     for name, service in compose["services"].items():
         env = service.get("environment") or {}
         keys = {k for k in env if k.endswith("_API_KEY") or k in ("WEBHOOK_SECRET", "PD_ROUTING_KEY")}
-        assert bool(keys) == (name == "monitor"), (name, keys)
+        assert not keys, (name, keys)
+        assert ("env_file" in service) == (name == "monitor"), name
+    assert compose["services"]["monitor"]["env_file"] == ["firsttoken.env"]
