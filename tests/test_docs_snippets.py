@@ -39,7 +39,7 @@ SHELLS = ("sh", "bash", "shell", "console")
 # Subcommands that need nothing outside the repository: run wherever shown.
 SELF_CONTAINED = {"check-config", "schema", "backtest"}
 # Offline but reading (or writing) a database: run in console blocks, which set the database up.
-STATEFUL = {"samples", "routes", "silence", "maintenance", "incident", "db", "slo", "status"}
+STATEFUL = {"samples", "routes", "silence", "maintenance", "incident", "db", "slo", "status", "report"}
 # Those that talk to providers or serve until stopped: shown, not run (`demo --backfill-only` is stateful,
 # any `--watch` is not).
 ONLINE = {"demo", "run", "probe", "dashboard", "simulate", "mcp", "notify"}
