@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
 def _build(config, args, entry, week):
     from monitor.commands.db import SchemaNotReady, migrated_engine
     from monitor.reports.weekly import build_weekly_report
+    from monitor.reports.weekly.report import title_for
 
     try:
         with migrated_engine(args, read_only=True) as engine:
@@ -75,16 +76,11 @@ def _build(config, args, entry, week):
                 providers=entry.providers if entry is not None else (),
                 slos=config.slos,
                 maintenance=config.maintenance,
-                title=title_of(config),
+                title=title_for(config),
             )
     except SchemaNotReady as exc:
         print(f"firsttoken: {exc}", file=sys.stderr)
         return None
-
-
-def title_of(config) -> str:
-    site = config.status_site.title if config.status_site is not None else None
-    return f"{site}: weekly report" if site and site != "LLM provider status" else "Weekly LLM provider report"
 
 
 def _write(report, args) -> None:

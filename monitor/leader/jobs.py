@@ -28,6 +28,7 @@ def leader_jobs(config: Config) -> dict[str, tuple[float, LeaderJob]]:
     # Imported here: `firsttoken --help` and every other command need none of the alert engine.
     from monitor.alerts.engine import alert_jobs_for
     from monitor.official.poll import POLL_EVERY_S, poll_status_pages
+    from monitor.reports.deliver import REPORTS_EVERY_S, send_due_reports
     from monitor.subscriptions.outbox import subscription_jobs_for
 
     alerting = config.alerting
@@ -37,6 +38,7 @@ def leader_jobs(config: Config) -> dict[str, tuple[float, LeaderJob]]:
         **alert_jobs_for(alerting),  # rules and SLOs, one round (DESIGN §15)
         **subscription_jobs_for(alerting),  # incident updates to status subscribers (DESIGN §16)
         "status-pages": (POLL_EVERY_S, poll_status_pages),  # providers' official incidents (monitor.official)
+        "reports": (REPORTS_EVERY_S, send_due_reports),  # `reports:` mailed once per period (DESIGN §17)
     }
 
 

@@ -9,6 +9,7 @@ from monitor.commands import run as run_command
 from monitor.config import load_config_text
 from monitor.leader.jobs import RETENTION_EVERY_S, ROLLUP_EVERY_S, keep_house, leader_jobs, roll_up
 from monitor.official.poll import POLL_EVERY_S, poll_status_pages
+from monitor.reports.deliver import REPORTS_EVERY_S, send_due_reports
 from monitor.storage import migrate
 from monitor.storage.db import make_engine
 from monitor.subscriptions.outbox import SubscriberDelivery
@@ -18,7 +19,10 @@ def test_the_list_runs_at_the_alerting_timings_of_the_config_it_is_given():
     config = load_config_text("database: sqlite:///x.db\nalerting: {evaluate_every: 7s, deliver_every: 3s}\n")
     jobs = leader_jobs(config)
     # Evaluation before delivery: a new page goes out on the same tick.
-    assert list(jobs) == ["rollups", "retention", "alerts.evaluate", "alerts.deliver", "status.deliver", "status-pages"]
+    assert list(jobs) == [
+        "rollups", "retention", "alerts.evaluate", "alerts.deliver", "status.deliver", "status-pages", "reports",
+    ]  # fmt: skip
+    assert jobs["reports"] == (REPORTS_EVERY_S, send_due_reports)  # `reports:` mailed once per period (DESIGN §17)
     assert jobs["rollups"] == (ROLLUP_EVERY_S, roll_up) and jobs["retention"] == (RETENTION_EVERY_S, keep_house)
     assert jobs["status-pages"] == (POLL_EVERY_S, poll_status_pages)
     assert jobs["alerts.evaluate"][0] == 7.0 and isinstance(jobs["alerts.evaluate"][1].__self__, AlertEngine)

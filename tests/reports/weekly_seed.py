@@ -47,8 +47,9 @@ OUTAGES = {  # provider -> [(start, end, agents failing)]
 }
 
 
-def config(tmp_path, **extra):
-    spec = {
+def spec(**extra) -> dict:
+    """The config as a dict (JSON is YAML): two providers, the maintenance window, an SLO; `extra` sections."""
+    return {
         "providers": {
             "alpha": {"protocol": "openai-chat", "regions": {"r1": "http://127.0.0.1:9/v1"}, "models": ["m1", "m2"]},
             "beta": {"protocol": "openai-chat", "regions": {"r1": "http://127.0.0.1:9/v1"}, "models": ["m1"]},
@@ -75,7 +76,10 @@ def config(tmp_path, **extra):
         ],
         **extra,
     }
-    return load_config_text(json.dumps(spec), base_dir=tmp_path, env={})
+
+
+def config(tmp_path, **extra):
+    return load_config_text(json.dumps(spec(**extra)), base_dir=tmp_path, env={})
 
 
 def _failing(provider: str, agent: str, at: datetime) -> bool:

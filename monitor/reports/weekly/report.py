@@ -59,6 +59,15 @@ class WeeklyReport:
         return tuple(s.provider for s in self.sections if s.verdict == "worse")
 
 
+DEFAULT_TITLE = "Weekly LLM provider report"
+
+
+def title_for(config) -> str:
+    """The report's title: the status site's, when the config gives it one."""
+    site = getattr(getattr(config, "status_site", None), "title", None)
+    return f"{site}: weekly report" if site and site != "LLM provider status" else DEFAULT_TITLE
+
+
 def build_weekly_report(
     engine: Engine,
     targets: Sequence,
@@ -67,7 +76,7 @@ def build_weekly_report(
     providers: Sequence[str] = (),
     slos: Sequence = (),
     maintenance: Sequence = (),
-    title: str = "Weekly LLM provider report",
+    title: str = DEFAULT_TITLE,
     now: datetime | None = None,
 ) -> WeeklyReport:
     """`providers`: only these (empty: every provider of `targets`)."""
@@ -102,4 +111,4 @@ def build_weekly_report(
     )
 
 
-__all__ = ["ProviderSection", "WeeklyReport", "build_weekly_report"]
+__all__ = ["DEFAULT_TITLE", "ProviderSection", "WeeklyReport", "build_weekly_report", "title_for"]
