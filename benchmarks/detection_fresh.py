@@ -28,6 +28,7 @@ from functools import partial
 from benchmarks.detection.scoring import GRACE, MONTH_S, Case, Event, run_case, score
 from benchmarks.detection.synthetic_c import generate_c, plan_steps
 from benchmarks.detection.synthetic_d import generate_d, plan_steps_d
+from benchmarks.detection.synthetic_e import generate_e, plan_steps_e
 from benchmarks.detection_floor import floor_delay
 from monitor.alerts.detectors.detect import DetectorSettings
 
@@ -51,7 +52,11 @@ QUICK = Months(shifted=2, two_x=1, at_min=1, free=3)
 
 # generator name -> (plan its shifts, generate a series, first seed). `d` was written after the detector's
 # last change was chosen on the tune generators; `c` had been run to report before that.
-GENERATORS = {"c": (plan_steps, generate_c, SEED), "d": (plan_steps_d, generate_d, 8101)}
+GENERATORS = {
+    "c": (plan_steps, generate_c, SEED),
+    "d": (plan_steps_d, generate_d, 8101),
+    "e": (plan_steps_e, generate_e, 9101),
+}
 
 
 def build(which: str, k: int, sigma: float, generator: str = "c") -> Case:

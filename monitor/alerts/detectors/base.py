@@ -39,6 +39,11 @@ class DetectorSettings:
     min_samples: int = 5
     for_evaluations: int = 2
     resolve_after: int = 3
+    # Regression: how long a shift must have held before it pages; a run of slow probes shorter than this is
+    # never a page, whatever the evidence. Unset: two sampling intervals (three probes at the new level),
+    # which the detector mostly needs anyway (at most a sample of delay on the benchmarks) and which keeps
+    # a one- or two-probe blip from paging at any sampling rate. How long a slowdown must last is the user's.
+    min_duration_s: float | None = None
     # How far back "normal" reaches: error_rate regression counts failures over it; the latency regression
     # keeps a running mean of its level over it (regression.py step 2) and caps its 2-hour level window by it.
     baseline_window_s: float = DAY_S
@@ -85,6 +90,8 @@ class Evaluation:
     alarm_started: bool = False  # this observation made the alert fire
     resolved: bool = False  # this observation resolved a firing alert
     new_normal: bool = False  # resolved because the shifted level became the baseline, not because it recovered
+    # A pending run that ended without paging because it held for less than min_duration: how long it held (s).
+    short_run_s: float | None = None
     value: float | None = None
     baseline: float | None = None
     # `kind: change` compares labels: the new value and the established one (change.py).
@@ -93,23 +100,37 @@ class Evaluation:
 
 
 class Lifecycle:
-    """pending → firing → resolved, counted in evaluations."""
+    """pending → firing → resolved, counted in evaluations and, to fire, in time held (`min_duration_s`)."""
 
-    __slots__ = ("for_evaluations", "resolve_after", "run", "state")
+    __slots__ = ("for_evaluations", "held_s", "min_duration_s", "resolve_after", "run", "short_run_s", "since", "state")
 
-    def __init__(self, for_evaluations: int, resolve_after: int, state: str = OK, run: int = 0) -> None:
+    def __init__(
+        self, for_evaluations: int, resolve_after: int, state: str = OK, run: int = 0, min_duration_s: float = 0.0
+    ) -> None:
         self.for_evaluations = max(1, for_evaluations)
         self.resolve_after = max(1, resolve_after)
+        self.min_duration_s = max(0.0, min_duration_s)
         self.state = state
         self.run = run  # pending: raising evaluations in a row; firing: clear evaluations in a row
+        self.since: float | None = (
+            None  # pending: when the condition began (the detector's dating, else the first raise)
+        )
+        self.held_s = 0.0  # pending: how long the condition had held at its latest raising evaluation
+        self.short_run_s: float | None = None  # set by the step that ended a run too short to page
 
-    def step(self, raising: bool, clear: bool) -> tuple[bool, bool]:
+    def step(
+        self, raising: bool, clear: bool, ts: float | None = None, since: float | None = None
+    ) -> tuple[bool, bool]:
         """Advance by one evaluation; returns (alarm_started, resolved).
 
         `raising` is judged while ok or pending, `clear` while firing: the two
         may be different tests, so a detector can demand more evidence to page
         than to stay paged (no flapping around the edge of the condition).
+        With `ts`, firing also waits until the condition has held `min_duration_s`
+        since `since` (when the detector dates the change) or its first raising
+        evaluation; a run that ends sooner leaves `short_run_s` set.
         """
+        self.short_run_s = None
         if self.state == FIRING:
             self.run = self.run + 1 if clear else 0
             if self.run >= self.resolve_after:
@@ -117,23 +138,33 @@ class Lifecycle:
                 return False, True
             return False, False
         if not raising:
-            self.state, self.run = OK, 0
+            if self.state == PENDING and self.run >= self.for_evaluations:
+                self.short_run_s = self.held_s  # it had the evidence, not the duration
+            self.state, self.run, self.since, self.held_s = OK, 0, None, 0.0
             return False, False
         self.run += 1
-        if self.run >= self.for_evaluations:
-            self.state, self.run = FIRING, 0
+        if ts is not None:
+            first = ts if self.since is None else self.since
+            self.since = min(first, since) if since is not None else first
+            self.held_s = ts - self.since
+        held = self.min_duration_s <= 0.0 or ts is None or self.held_s >= self.min_duration_s
+        if self.run >= self.for_evaluations and held:
+            self.state, self.run, self.since, self.held_s = FIRING, 0, None, 0.0
             return True, False
         self.state = PENDING
         return False, False
 
     def reset(self) -> None:
-        self.state, self.run = OK, 0
+        self.state, self.run, self.since, self.held_s = OK, 0, None, 0.0
 
     def to_state(self) -> dict[str, Any]:
-        return {"state": self.state, "run": self.run}
+        return {"state": self.state, "run": self.run, "since": self.since, "held_s": self.held_s}
 
     def load(self, state: dict[str, Any]) -> None:
         self.state = str(state.get("state", OK))
         if self.state not in (OK, PENDING, FIRING):
             self.state = OK
         self.run = int(state.get("run", 0))
+        since = state.get("since")
+        self.since = None if since is None else float(since)
+        self.held_s = float(state.get("held_s", 0.0))

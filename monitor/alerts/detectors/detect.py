@@ -67,6 +67,7 @@ class RuleLike(Protocol):
     for_evaluations: int
     resolve_after: int
     baseline_window_s: float | None
+    min_duration_s: float | None
 
 
 def settings_from_rule(rule: RuleLike) -> DetectorSettings:
@@ -85,6 +86,7 @@ def settings_from_rule(rule: RuleLike) -> DetectorSettings:
         for_evaluations=int(rule.for_evaluations),
         resolve_after=int(rule.resolve_after),
         baseline_window_s=DAY_S if rule.baseline_window_s is None else float(rule.baseline_window_s),
+        min_duration_s=None if getattr(rule, "min_duration_s", None) is None else float(rule.min_duration_s),
     )
 
 

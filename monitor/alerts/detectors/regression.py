@@ -66,6 +66,7 @@ import math
 from itertools import pairwise
 from typing import Any
 
+from monitor.alerts.detectors.adaptive import AdaptiveChart
 from monitor.alerts.detectors.base import FIRING, OK, PENDING, DetectorSettings, Evaluation, Lifecycle
 from monitor.alerts.detectors.baseline import Baseline
 from monitor.alerts.detectors.stats import median, mixture_llr
@@ -88,6 +89,8 @@ EFFECT_SHARE = 0.8
 # A chart this far to its threshold marks the samples leaving the recent window as a possible shift
 # (see observe, step 5): half, so noise alone seldom gets there and a shift of min_change soon does.
 SUSPECT_SHARE = 0.5
+# Unset min_duration: a shift must have held this many sampling intervals (three probes at the new level).
+DEFAULT_HOLD_INTERVALS = 2
 
 
 def shift_grid(min_change: float) -> list[float]:
@@ -107,6 +110,7 @@ class RegressionDetector:
         self.base = Baseline(settings, self.mus[0])
         self.charts = [0.0] * len(self.mus)
         self.run_start = [0.0] * len(self.mus)  # timestamp each chart last rose from zero
+        self.adaptive = AdaptiveChart()  # a shift size and its noise from the data (adaptive.py)
         self.change_ts: float | None = None  # where the shift being judged began: `value` is its median
         self.recovery = 0.0
         self.fired_ts: float | None = None
@@ -127,10 +131,11 @@ class RegressionDetector:
 
         level = base.level(ts)
         scale = base.scale()
-        if life.state == OK and x - level < self.mus[0] / 2 and not any(self.charts):
+        if life.state == OK and x - level < self.mus[0] / 2 and not any(self.charts) and not self.adaptive.active():
             # Every chart is at zero and this sample is nearer "no shift" than any shift, so every
             # log-likelihood ratio is negative: nothing can move.
             raising, llr = False, []
+            self.adaptive.prev = x - level
         else:
             llr = mixture_llr(x - level, self.mus, scale, self.settings.spike_weight, self.settings.spike_density)
             phi = base.autocorrelation()
@@ -142,6 +147,10 @@ class RegressionDetector:
                 inflation = (1.0 + phi) / (1.0 - phi)
                 llr = [gain / inflation for gain in llr]
             raising = self._update_charts(llr, scale, ts)
+            if self._update_adaptive(x - level, scale, phi, ts) and not raising:
+                raising = True
+                if life.state == OK:
+                    self.change_ts = self.adaptive.start_ts
             if raising and life.state == OK:
                 # Evidence is not effect: a CUSUM adds up any steady excess however small, so a plateau's
                 # edge or a weekend's lower level, a fraction of min_change, reaches its threshold too. An
@@ -157,7 +166,8 @@ class RegressionDetector:
             self.recovery = max(0.0, self.recovery - llr[0])
             clear = self.recovery >= self.settings.h_recover
         before = life.state
-        started, resolved = life.step(raising, clear)
+        life.min_duration_s = self._min_duration()
+        started, resolved = life.step(raising, clear, ts, since=self.change_ts)
         new_normal = False
         if before == PENDING and life.state == OK:
             base.release_quarantine()
@@ -185,6 +195,7 @@ class RegressionDetector:
             alarm_started=started,
             resolved=resolved,
             new_normal=new_normal,
+            short_run_s=life.short_run_s,
             value=self._value(),
             baseline=math.exp(self.sign * level),
         )
@@ -207,6 +218,14 @@ class RegressionDetector:
             self.charts[j] = min(total, 2 * h)  # capped, so old evidence cannot keep an alarm up forever
         return raising
 
+    def _update_adaptive(self, d: float, scale: float, phi: float, ts: float) -> bool:
+        """The adaptive chart (adaptive.py), on the spike threshold: its shift is whatever the data say."""
+        s = self.settings
+        h = s.h_big - self._ease()
+        value = self.adaptive.update(d, ts, self.mus[0], scale, phi, s.spike_weight, s.spike_density)
+        self.adaptive.value = min(value, 2 * h)
+        return value >= h
+
     def _accumulating(self) -> bool:
         """Is some chart half way to its threshold? Then a shift may be building up."""
         return any(c >= SUSPECT_SHARE * self.settings.h_slow for c in self.charts)
@@ -223,12 +242,22 @@ class RegressionDetector:
             self.change_ts = newest[0][0]
         return True
 
+    def _min_duration(self) -> float:
+        """The rule's min_duration, else two sampling intervals (three probes at the new level)."""
+        if self.settings.min_duration_s is not None:
+            return self.settings.min_duration_s
+        return DEFAULT_HOLD_INTERVALS * (self._interval() or 0.0)
+
+    def _interval(self) -> float | None:
+        """The recent sampling interval (median gap between the newest samples); None until there are three."""
+        times = [t for t, _ in self.base.recent]
+        return median([b - a for a, b in pairwise(times)]) if len(times) >= 3 else None
+
     def _ease(self) -> float:
         """How much lower than at 1-minute sampling the thresholds are, from the recent sampling interval."""
-        times = [t for t, _ in self.base.recent]
-        if len(times) < 3:
+        step = self._interval()
+        if step is None:
             return 0.0
-        step = median([b - a for a, b in pairwise(times)])
         ease = EASE_PER_LOG_INTERVAL * math.log(max(step, 1.0) / REFERENCE_INTERVAL_S)
         return min(max(ease, -EASE_LIMIT), EASE_LIMIT)
 
@@ -243,6 +272,7 @@ class RegressionDetector:
 
     def _reset_charts(self) -> None:
         self.charts = [0.0] * len(self.mus)
+        self.adaptive.reset()
         self.recovery, self.fired_ts, self.change_ts = 0.0, None, None
 
     # ---------------------------------------------------------- persistence
@@ -255,6 +285,7 @@ class RegressionDetector:
             "baseline": self.base.to_state(),
             "charts": list(self.charts),
             "run_start": list(self.run_start),
+            "adaptive": self.adaptive.to_state(),
             "change_ts": self.change_ts,
             "recovery": self.recovery,
             "fired_ts": self.fired_ts,
@@ -275,6 +306,7 @@ class RegressionDetector:
         if [float(m) for m in state.get("mus", [])] == det.mus:  # the rule's min_change is unchanged
             det.charts = [float(c) for c in state.get("charts", det.charts)]
             det.run_start = [float(t) for t in state.get("run_start", det.run_start)]
+            det.adaptive.load(state.get("adaptive"))
             det.change_ts = None if state.get("change_ts") is None else float(state["change_ts"])
             det.recovery = float(state.get("recovery", 0.0))
             det.fired_ts = None if state.get("fired_ts") is None else float(state["fired_ts"])

@@ -100,6 +100,17 @@ def mixture_llr(d: float, mus: Sequence[float], scale: float, spike_weight: floa
     return [log_density(d - mu) - null for mu in mus]
 
 
+def spike_mixture_logpdf(z: float, scale: float, spike_weight: float, spike_density: float) -> float:
+    """Log density of a deviation `z` under `mixture_llr`'s noise model: a normal of sd `scale`, plus
+    one-sided spikes above it spread thinly (`spike_density` per unit of log) with weight `spike_weight`."""
+    gauss = math.log((1.0 - spike_weight) / (scale * SQRT_2PI)) - z * z / (2.0 * scale * scale)
+    if z <= 0:
+        return gauss
+    floor = math.log(spike_weight * spike_density)
+    top = max(gauss, floor)
+    return top + math.log(math.exp(gauss - top) + math.exp(floor - top))
+
+
 class SortedWindow:
     """Values in arrival order and in sorted order, for O(1) median and quartiles.
 
