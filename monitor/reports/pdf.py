@@ -7,12 +7,17 @@ the fetcher allows nothing else, so rendering a report never reaches the network
 
 from __future__ import annotations
 
+import logging
+
 
 class PdfUnavailable(RuntimeError):
     """WeasyPrint or the system libraries it needs (Pango) are missing."""
 
 
 def html_to_pdf(html: str) -> bytes:
+    # WeasyPrint logs each step at INFO, its import included ("Step 5 - Creating layout"): noise on a command's stderr.
+    if not logging.getLogger().isEnabledFor(logging.DEBUG):
+        logging.getLogger("weasyprint").setLevel(logging.WARNING)
     try:
         import weasyprint
         from weasyprint.urls import URLFetcher

@@ -24,9 +24,14 @@ def _values(values: Sequence[float | None]) -> list[float]:
 
 
 def ttft_week_png(
-    provider: str, this_week: Sequence[float | None], week_before: Sequence[float | None], labels: tuple[str, str]
+    provider: str,
+    this_week: Sequence[float | None],
+    week_before: Sequence[float | None],
+    labels: tuple[str, str],
+    color: str | None = None,
 ) -> bytes:
-    """`labels`: (this week's, the week before's), e.g. ("2026-W48", "2026-W47")."""
+    """`labels`: (this week's, the week before's), e.g. ("2026-W48", "2026-W47"); `color`: the provider's
+    among all the report's (`palette.provider_colors` of them all), else its own."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -35,7 +40,7 @@ def ttft_week_png(
     ax = fig.add_axes((0.1, 0.14, 0.87, 0.66))
     x = list(range(7))
     now, before = _values(this_week), _values(week_before)
-    color = provider_colors([provider])[provider]
+    color = color or provider_colors([provider])[provider]
     ax.plot(x, before, color=NEUTRAL, lw=1.6, ls=(0, (5, 3)), marker="o", ms=3.5, label=labels[1])
     ax.plot(x, now, color=color, lw=2.2, marker="o", ms=4.5, label=labels[0])
     finite = [v for v in now + before if not math.isnan(v)]

@@ -85,12 +85,18 @@ def _context(report: WeeklyReport, image: Callable[[str], str | None]) -> dict:
         "local": local,
         "lasted": lasted,
         "pct": fmt.pct,
+        "share": share_text,
         "thresholds": _thresholds(),
         "verdict_colors": VERDICT_COLORS,
         "word_colors": WORD_COLORS,
         "site_title": report.title,
         "footer_links": (),
     }
+
+
+def share_text(value: float | None) -> str:
+    """An SLO's objective, attainment or budget: two decimals (99.95%), where fmt.pct rounds to 100%."""
+    return fmt.DASH if value is None else f"{value * 100:.2f}%"
 
 
 def data_url(png: bytes) -> str:

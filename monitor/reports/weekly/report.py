@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import Engine
 
+from monitor.palette import provider_colors
 from monitor.reports.schedule import Week
 from monitor.reports.weekly import chart, figures, read
 
@@ -87,6 +88,7 @@ def build_weekly_report(
     names = sorted(this_weeks)
     incidents = read.incidents_between(engine, week.start, week.end, names)
     sections, charts = [], {}
+    colors = provider_colors(names)  # one colour per provider, the dashboard's
     for name in names:
         now_week, before_week = this_weeks[name], last_weeks[name]
         found = figures.changes(now_week.figures, before_week.figures)
@@ -103,7 +105,7 @@ def build_weekly_report(
             )
         )
         charts[name] = chart.ttft_week_png(
-            name, now_week.daily_ttft_p50_ms, before_week.daily_ttft_p50_ms, (week.label, previous.label)
+            name, now_week.daily_ttft_p50_ms, before_week.daily_ttft_p50_ms, (week.label, previous.label), colors[name]
         )
     budgets = read.slo_budgets(engine, slos, targets, maintenance, week, names)
     return WeeklyReport(
