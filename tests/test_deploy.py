@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES = COMPOSE["services"]
 ENV_EXAMPLE = ROOT / "deploy" / "firsttoken.env.example"
-DEPLOY_DOC = ROOT / "docs" / "deploy.md"
+# The pages that show a remote agent's `docker run`.
+AGENT_DOCS = (ROOT / "docs" / "deploy.md", ROOT / "docs" / "howto-sre-example.md")
 CONFIG_IN_CONTAINER = "/etc/firsttoken/firsttoken.yaml"
 CREDENTIAL = re.compile(r"(_API_KEY|_SECRET|_ROUTING_KEY|_APPRISE_URL|_TOKEN|_PASSWORD)$")
 
@@ -167,7 +168,7 @@ def test_dockerfile_copies_what_exists_and_runs_what_compose_mounts():
 
 
 def _docker_run_blocks() -> list[list[str]]:
-    text = DEPLOY_DOC.read_text()
+    text = "\n".join(page.read_text() for page in AGENT_DOCS)
     blocks = re.findall(r"^```sh\n(.*?)^```", text, re.S | re.M)
     runs = []
     for block in blocks:
@@ -181,7 +182,7 @@ def test_the_documented_remote_agent_gets_what_every_agent_needs():
     """Deploy's second agent: the same credentials (any agent may lead and send the pages), its own name,
     the shared PostgreSQL, the config where the image's CMD reads it, and a spool volume."""
     runs = _docker_run_blocks()
-    assert runs, "docs/deploy.md shows no `docker run` for a remote agent"
+    assert len(runs) >= len(AGENT_DOCS), "a page shows no `docker run` for a remote agent"
     for argv in runs:
         pairs = [(a, argv[i + 1] if i + 1 < len(argv) else "") for i, a in enumerate(argv)]
         assert ("--env-file", "firsttoken.env") in pairs

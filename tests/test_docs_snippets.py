@@ -239,3 +239,95 @@ def test_offline_commands_run_as_shown(snippet: Snippet, tmp_path: Path) -> None
         else:
             assert done.returncode == 0, f"{snippet.id}: `{command}` exited {done.returncode}: {done.stderr[-2000:]}"
         assert "Traceback" not in done.stderr, done.stderr
+
+
+# ------------------------------------------------------------------ the README, as a newcomer runs it
+NEEDS = re.compile(r"#.*\bneeds ([A-Z][A-Z0-9_]+(?:(?:,| and) [A-Z][A-Z0-9_]+)*)")
+SIM_KEY = "sk-readme-test"
+
+
+def _readme_commands() -> list[tuple[str, set[str]]]:
+    """Each `firsttoken` command of the README's shell blocks, with the variables its comment says it
+    needs (`# needs OPENAI_API_KEY`); a command with no such comment is documented as needing none."""
+    found = []
+    for snippet in snippets(*SHELLS):
+        if snippet.page.name != "README.md":
+            continue
+        for command, _ in _commands(snippet):
+            if _subcommand(command):
+                m = NEEDS.search(command)
+                found.append((command, set(re.findall(r"[A-Z][A-Z0-9_]+", m.group(1))) if m else set()))
+    return found
+
+
+@pytest.fixture
+def simulator():
+    """The project's simulated providers on a free port, accepting only SIM_KEY (a probe sending no key,
+    or another, gets 401): the stand-in for the providers the README's config names."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "monitor", "simulate", "--port", "0", "--api-key", SIM_KEY],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=os.environ | {"PYTHONPATH": str(ROOT)},
+    )
+    try:
+        line = process.stdout.readline()
+        m = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+        assert m, f"the simulator did not start: {line!r}"
+        yield f"http://127.0.0.1:{m.group(1)}"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_the_readme_commands_run_with_only_the_variables_it_names(simulator, tmp_path):
+    """README's minimal config, its provider URL pointed at the simulator: every `firsttoken` command the
+    README shows that needs no running service exits 0 with only the variables its comment names
+    (check-config: none; probe: OPENAI_API_KEY, not the webhook's secret). `run` and `demo` are shown
+    elsewhere (Getting started's tests, the demo's)."""
+    commands = [(c, needs) for c, needs in _readme_commands() if _subcommand(c) in ("check-config", "probe")]
+    assert [_subcommand(c) for c, _ in commands] == ["check-config", "probe"]
+    config = _page_config(ROOT / "README.md").replace("https://api.openai.com/v1", f"{simulator}/v1")
+    assert simulator in config
+    (tmp_path / "firsttoken.yaml").write_text(config)
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("FIRSTTOKEN_") and not k.endswith(("_API_KEY", "_SECRET", "_ROUTING_KEY", "_URL"))
+    }
+    base["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), base.get("PATH", "")])
+    for command, needs in commands:
+        env = base | dict.fromkeys(needs, SIM_KEY)
+        done = subprocess.run(
+            ["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, (
+            f"`{command}` with only {sorted(needs)} set exited {done.returncode}: {done.stderr}"
+        )
+        assert "Traceback" not in done.stderr and SIM_KEY not in done.stdout + done.stderr
+        if _subcommand(command) == "probe":
+            assert done.stdout.count(" ok ") == 2, done.stdout  # both models answered, with the key it sent
+
+
+def test_the_readme_compose_path_copies_files_that_exist_and_load(tmp_path):
+    """`cp examples/… firsttoken.yaml` and `cp deploy/firsttoken.env.example firsttoken.env`, as README
+    shows them before `docker compose up -d`, in a fresh copy: both exist, and the config loads there."""
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    shutil.copytree(ROOT / "deploy", tmp_path / "deploy")
+    copies = [
+        c for s in snippets(*SHELLS) if s.page.name == "README.md" for c, _ in _commands(s) if c.startswith("cp ")
+    ]
+    assert any("firsttoken.env" in c for c in copies) and any("firsttoken.yaml" in c for c in copies)
+    for command in copies:
+        done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, f"`{command}`: {done.stderr}"
+    env = {k: v for k, v in os.environ.items() if k not in KEYS} | {"PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "monitor", "check-config"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
