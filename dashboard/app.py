@@ -42,7 +42,11 @@ if auth.is_authenticated():
                 page("timeline", "Degradation timeline", ":material/view_timeline:"),
                 page("target", "Target", ":material/my_location:"),
             ],
-            "Providers": [health, page("slos", "SLOs", ":material/speed:")],
+            "Providers": [
+                health,
+                page("slos", "SLOs", ":material/speed:"),
+                page("reports", "Reports", ":material/summarize:"),
+            ],
             "Operations": [
                 page("alerts", "Alerts", ":material/notifications_active:"),
                 page("samples", "Samples", ":material/table_rows:"),

@@ -319,6 +319,43 @@ def _maintenance(conf, start: datetime, end: datetime):
         return coverage_between(conn, conf.maintenance, conf.slo_targets, start, end)
 
 
+def _report_targets(conf) -> tuple:
+    """What a report covers: the configured targets, or without a config every target in the database."""
+    return tuple(conf.config.targets) if conf.config is not None else targets()
+
+
+@st.cache_resource(ttl=300, show_spinner=False, max_entries=32)
+def weekly_report(week: str, zone: str, providers: tuple[str, ...] = ()):
+    """The weekly report (DESIGN §17) of ISO week `week` in time zone `zone`, as `report weekly` builds it.
+    A resource, not data: it holds PNG charts and is never changed, so it is shared, not pickled."""
+    from zoneinfo import ZoneInfo
+
+    from monitor.reports.schedule import parse_week
+    from monitor.reports.weekly import build_weekly_report
+    from monitor.reports.weekly.report import title_for
+
+    conf = settings()
+    return guarded(
+        build_weekly_report,
+        engine(),
+        _report_targets(conf),
+        parse_week(week, ZoneInfo(zone)),
+        providers=providers,
+        slos=conf.slos,
+        maintenance=conf.maintenance,
+        title=title_for(conf.config),
+    )
+
+
+@st.cache_resource(ttl=300, show_spinner=False, max_entries=16)
+def sla_report(month: str):
+    """The SLA report (DESIGN §17) of calendar month `month` (UTC) for every provider with a `contract:`."""
+    from monitor.reports.sla import build_sla_report
+    from monitor.reports.sla import month as month_period
+
+    return guarded(build_sla_report, engine(), settings().config, month_period(month))
+
+
 def page_loads(at: datetime) -> dict[str, Callable[[], object]]:
     """What each page reads in its default view (the benchmark times these)."""
     ids = tuple(t.id for t in targets())

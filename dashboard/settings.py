@@ -51,6 +51,9 @@ class Settings:
     full_prices: Mapping[str, Any] = field(default_factory=dict)
     maintenance: tuple = ()  # the config's `maintenance:` windows: SLO figures leave them out (DESIGN §16)
     status_site_url: str | None = None  # `status_site.url`: the public status page (DESIGN §16)
+    # The loaded config itself (placeholders for unset secrets): the Reports page builds what the
+    # commands build from it (`reports:` entries, providers' `contract:`s; DESIGN §17).
+    config: Any = field(default=None, repr=False, compare=False)
 
 
 def target_settings(target) -> TargetSettings:
@@ -127,7 +130,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     refs = tuple(TargetRef(t.id, t.provider, t.model, t.region, t.prompt, t.canonical_model) for t in config.targets)
     return Settings(
         url, prices, problem, config.dashboard_url, targets, config.slos, refs, dict(config.prices), config.maintenance,
-        config.status_site.url,
+        config.status_site.url, config,
     )  # fmt: skip
 
 

@@ -9,7 +9,7 @@ from monitor.storage import migrate
 from monitor.storage.db import make_engine
 from tests.dashboard.figures import problems
 
-PAGES = ("overview", "trends", "compare", "timeline", "health", "alerts", "samples")
+PAGES = ("overview", "trends", "compare", "timeline", "health", "alerts", "samples", "reports")
 
 
 def _all_pages(first):

@@ -16,6 +16,7 @@ PAGES = {
     "health": 1,
     "alerts": 0,
     "samples": 1,
+    "reports": 0,  # the reports are HTML (charts inside as PNGs), previewed in a frame
 }
 
 
