@@ -103,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream=sys.stderr,
         )
         # httpx logs every request at INFO: noise, and URLs may carry keys.
-        for noisy in ("httpx", "alembic", "apscheduler"):
+        for noisy in ("httpx", "alembic", "apscheduler", "weasyprint", "fontTools"):
             logging.getLogger(noisy).setLevel(logging.DEBUG if args.debug else logging.WARNING)
         from monitor.config import DEFER, RESOLVE, secrets_policy
 
