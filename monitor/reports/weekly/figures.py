@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from monitor import fmt
 
 UP, DOWN, FLAT = "↑", "↓", "→"
+EPSILON = 1e-9  # a change of exactly the threshold, computed in floating point, still counts
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,10 +106,11 @@ def compare(figure: Figure, now_week: WeekFigures, before_week: WeekFigures) -> 
     if now is None or before is None:
         return Change(figure.key, figure.label, now, before, *texts, "", "", "")
     diff = now - before
-    size = abs(diff) / abs(before) if figure.relative and before else abs(diff)
-    moved = size >= figure.threshold and diff != 0 and not (figure.relative and before == 0 and now == 0)
-    if figure.relative and before == 0 and now != 0:
-        moved = True  # from nothing: always a change
+    if figure.relative and before == 0:
+        moved = now != 0  # from nothing: any value is a change
+    else:
+        size = abs(diff) / abs(before) if figure.relative else abs(diff)
+        moved = diff != 0 and size >= figure.threshold - EPSILON
     arrow = (UP if diff > 0 else DOWN) if moved else FLAT
     if not moved:
         word = "steady"
