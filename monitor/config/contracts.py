@@ -23,9 +23,9 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator
+from pydantic import AfterValidator, BeforeValidator, ValidationError, WrapValidator
 
-from monitor.config.errors import fail, kind, problem
+from monitor.config.errors import fail, kind, problem, raise_all
 from monitor.config.fields import LoadContext, Name, Text, alias, empty, number, percent, read_only, seconds, spec
 from monitor.sample import ErrorKind
 
@@ -153,9 +153,17 @@ class Contract:
         return []
 
 
-def contract_list(value: Any) -> Any:
-    """`contract:` is one mapping or a list of them."""
-    return [value] if isinstance(value, Mapping) else value
+def _one_or_list(value: Any, handler: Any) -> Any:
+    """`contract:` is one mapping or a list of them; a single one's errors name no `[0]` the file lacks."""
+    if not isinstance(value, Mapping):
+        return handler(value)
+    try:
+        return handler([value])
+    except ValidationError as exc:
+        raise_all([{**e, "loc": tuple(e["loc"][1:])} for e in exc.errors()])
+
+
+contract_list = WrapValidator(_one_or_list)
 
 
 def contract_problems(contracts: tuple[Contract, ...], models: tuple[str, ...], regions) -> list[dict]:

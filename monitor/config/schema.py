@@ -179,7 +179,7 @@ class Provider:
     # Egress proxy for this provider's probes (URL, or `direct`); unset: HTTPS_PROXY/HTTP_PROXY/NO_PROXY.
     proxy: ProxySetting | None = field(default=None, repr=False, hash=False)
     # DESIGN §17: what the provider owes (one contract, or a list narrowed by model / region).
-    contracts: Annotated[tuple[Contract, ...], BeforeValidator(contract_list)] = alias("contract", ())
+    contracts: Annotated[tuple[Contract, ...], contract_list] = alias("contract", ())
 
     @property
     def models(self) -> tuple[str, ...]:
