@@ -97,7 +97,7 @@ def main(argv=None) -> int:
     )
     print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for sigma in SIGMAS:
-        sets = recipes(sigma, months, args.generator)
+        sets = recipes(sigma, months, args.generator, args.min_duration_s)
         h = calibrate(sets["free"], args.jobs)
         with ProcessPoolExecutor(args.jobs) as pool:
             oracle = {w: list(pool.map(partial(oracle_result, h=h), rs)) for w, rs in sets.items()}

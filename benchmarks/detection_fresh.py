@@ -1,12 +1,12 @@
-"""Detection on the third generator, never tuned on (issue 21 item 7), beside the optimal-CUSUM floor.
+"""Detection on generators never tuned on, beside the optimal-CUSUM floor.
 
-    .venv/bin/python -m benchmarks.detection_fresh [--quick] [--jobs N] [--generator c|d]
+    .venv/bin/python -m benchmarks.detection_fresh [--quick] [--jobs N] [--generator c|d|e] [--min-duration MIN]
 
-Series from `benchmarks/detection/synthetic_c.py` (written for this check; nothing in the
-detector was chosen on it) or, with `--generator d`, `benchmarks/detection/synthetic_d.py`
-(written after the detector's last change was chosen), sampled every 5 minutes, per noise level (sd of
+Series from `benchmarks/detection/synthetic_c.py` (nothing in the detector was chosen on it),
+`--generator d` (`synthetic_d.py`) or `--generator e` (`synthetic_e.py`, written before the
+adaptive chart and `min_duration` were judged), sampled every 5 minutes, per noise level (sd of
 the log 0.2, 0.3, 0.4). The rule is the README's `regression` on ttft_ms with
-min_change 50%, run through `SeriesDetector` exactly as the service runs it.
+min_change 50% (and `--min-duration`, unset by default), run through `SeriesDetector` as the service runs it.
 Scored by `benchmarks.detection.scoring.score`: shifts of 1.5-3x lasting 1 hour to a day are
 events; 2x delay from separate exactly-2x one-hour steps; "1.5x caught" from
 separate exactly-1.5x two-hour steps (shifts of exactly `min_change`); false
@@ -59,9 +59,9 @@ GENERATORS = {
 }
 
 
-def build(which: str, k: int, sigma: float, generator: str = "c") -> Case:
+def build(which: str, k: int, sigma: float, generator: str = "c", min_duration_s: float | None = None) -> Case:
     plan, generate, first_seed = GENERATORS[generator]
-    settings = DetectorSettings(metric="ttft_ms", kind="regression", min_change=0.5)
+    settings = DetectorSettings(metric="ttft_ms", kind="regression", min_change=0.5, min_duration_s=min_duration_s)
     seed = first_seed * 100 + k * 10 + round(sigma * 10)
     if which == "free":
         return Case(which, generate(seed, N, INTERVAL_S, sigma), settings, (), 0)
@@ -76,11 +76,16 @@ def build(which: str, k: int, sigma: float, generator: str = "c") -> Case:
     return Case("shifted", series, settings, tuple(Event(s.start, s.end, True) for s in series.steps), GRACE)
 
 
-def recipes(sigma: float, months: Months, generator: str) -> dict[str, list[partial]]:
+def recipes(
+    sigma: float, months: Months, generator: str, min_duration_s: float | None = None
+) -> dict[str, list[partial]]:
     """Each set's cases at one noise level, as recipes the worker processes build (shared with
     detection_ceiling.py)."""
     counts = {"shifted": months.shifted, "two_x": months.two_x, "at_min": months.at_min, "free": months.free}
-    return {which: [partial(build, which, k, sigma, generator) for k in range(n)] for which, n in counts.items()}
+    return {
+        which: [partial(build, which, k, sigma, generator, min_duration_s) for k in range(n)]
+        for which, n in counts.items()
+    }
 
 
 def arguments(argv, doc: str | None) -> argparse.Namespace:
@@ -89,7 +94,12 @@ def arguments(argv, doc: str | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--generator", choices=sorted(GENERATORS), default="c")
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--min-duration", type=float, default=None, help="the rule's min_duration in minutes (unset: two intervals)"
+    )
+    args = parser.parse_args(argv)
+    args.min_duration_s = None if args.min_duration is None else 60.0 * args.min_duration
+    return args
 
 
 def main(argv=None) -> int:
@@ -99,7 +109,7 @@ def main(argv=None) -> int:
     plan = [
         (sigma, which, recipe)
         for sigma in SIGMAS
-        for which, cases in recipes(sigma, months, args.generator).items()
+        for which, cases in recipes(sigma, months, args.generator, args.min_duration_s).items()
         for recipe in cases
     ]
     with ProcessPoolExecutor(args.jobs) as pool:
@@ -126,7 +136,8 @@ def main(argv=None) -> int:
     print(f"| all | {s.precision:.3f} | {s.recall:.3f} | {s.f1:.3f} | {s.eligible} | {s.delay(0.5)} "
           f"| {s.delay(0.5, True)} | | | {s.false_per_month:.2f} ({s.false_alarms} in {s.months:.0f}) |")  # fmt: skip
     print(f"\ngenerator {args.generator} (benchmarks/detection/synthetic_{args.generator}.py), 5-minute sampling, "
-          f"seeds from {GENERATORS[args.generator][2]}; "
+          f"seeds from {GENERATORS[args.generator][2]}; min_duration "
+          f"{'two intervals' if args.min_duration is None else f'{args.min_duration:g} min'}; "
           f"{args.jobs} processes, {time.perf_counter() - started:.0f} s.")  # fmt: skip
     return 0
 
