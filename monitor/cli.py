@@ -60,11 +60,11 @@ COMMANDS = {
 def needs_secrets(args: argparse.Namespace) -> bool:
     """Only commands that call providers or notifiers resolve their credentials (least privilege):
     every other command loads the config with those `${VAR}`s unset (monitor.config.DEFER). A new
-    command that sends requests with the config's keys must be named here. `probe` defers them too
-    and then requires only the credentials of the providers it is about to call."""
+    command that sends requests with the config's keys must be named here. `probe` and `notify test`
+    defer them too, then require only the credentials of the providers or notifiers they call."""
     real_demo = args.command == "demo" and getattr(args, "with_real_providers", False)
     sends_report = args.command == "report" and getattr(args, "send", False)
-    return args.command in ("run", "notify") or real_demo or sends_report
+    return args.command == "run" or real_demo or sends_report
 
 
 def _command_module(name: str):

@@ -39,16 +39,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "notify_command", None) != "test":
         raise UsageError("firsttoken notify: expected test")
-    from monitor.config import load_config
+    from monitor.config import DEFER, ConfigError, load_config
 
-    config = load_config(args.config)
+    config = load_config(args.config, secrets=DEFER)  # providers' keys: a test sends no probe
     chosen = _chosen(config, getattr(args, "notifier", None))
+    if missing := unset_credentials(config, chosen):
+        raise ConfigError(missing, args.config)
     engine = _database(args)
     try:
         return _send_all(config, chosen, engine)
     finally:
         if engine is not None:
             engine.dispose()
+
+
+def unset_credentials(config, chosen: list) -> list[str]:
+    """The unset `${VAR}`s of the notifiers about to send (and of `smtp:`, which email sends through),
+    one line each: least privilege, as for probe (a provider's key is not needed to test a notifier)."""
+    indexes = {i for i, n in enumerate(config.notifiers) if n in chosen}
+    email = any(n.type == "email" for n in chosen)
+    needed = (*(f"notifiers[{i}]" for i in sorted(indexes)), *(("smtp",) if email else ()))
+    return [
+        f"{path}: environment variable {name} is not set (notify test sends it)"
+        for path, names in config.unset_secrets.items()
+        if any(path == p or path.startswith((f"{p}.", f"{p}[")) for p in needed)
+        for name in names
+    ]
 
 
 def _chosen(config, name: str | None) -> list:

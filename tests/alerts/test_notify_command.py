@@ -92,3 +92,20 @@ def test_an_unknown_notifier_is_exit_2(setup, capsys):
     err = capsys.readouterr().err
     assert "no notifier 'oncall-slak' (did you mean 'oncall-slack'?)" in err
     assert "oncall-slack, oncall-teams, oncall-mail" in err
+
+
+def test_only_the_chosen_notifiers_credentials_are_needed(setup, capsys, monkeypatch):
+    """Least privilege: a provider's key and the other notifiers' secrets may stay unset; the chosen
+    notifier's unset secret is one line, exit 2."""
+    path, slack, _teams, _mail = setup
+    data = json.loads(path.read_text())
+    data["providers"]["openai"]["api_key"] = "${OPENAI_API_KEY}"
+    path.write_text(json.dumps(data))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("TEAMS_URL")
+    assert main(["notify", "test", "--notifier", "oncall-slack", "--config", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "oncall-slack  slack        ok: HTTP 200"
+    assert len(slack.requests) == 1
+    assert main(["notify", "test", "--notifier", "oncall-teams", "--config", str(path)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"{path}: notifiers[1].url: environment variable TEAMS_URL is not set (notify test sends it)"]
