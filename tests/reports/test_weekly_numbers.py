@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import insert
 
 from monitor.reports.schedule import parse_week
-from monitor.reports.weekly import build_weekly_report, render_html
+from monitor.reports.weekly import build_weekly_report, mail_message, render_html
 from monitor.storage.histogram import MAX_RELATIVE_ERROR
 from monitor.storage.models import IncidentRow
 from tests.reports import weekly_seed as seed
@@ -123,6 +123,10 @@ def test_the_chart_days_are_berlin_days_and_the_slo_budget_is_the_weeks(planted)
     assert html.count("data:image/png;base64,") == 2  # a chart per provider
     assert "alpha: errors from every vantage point" in html
     assert "2026-W48" in html and "Europe/Berlin" in html
+    # attach_pdf: the same report as a PDF beside the mail's text and HTML.
+    message = mail_message(report, sender="reports@example.com", to=["pm@example.com"], attach_pdf=True)
+    (pdf,) = [part for part in message.walk() if part.get_content_type() == "application/pdf"]
+    assert pdf.get_filename() == "weekly-2026-W48.pdf" and pdf.get_content().startswith(b"%PDF")
 
 
 def test_a_reports_entrys_providers_narrow_the_report(planted):
