@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from monitor import envvars
 from monitor.childproc import child_env
 
 DEFAULT_PORT = 8501
@@ -37,9 +38,9 @@ def app_path() -> Path:
 def dashboard_env(config_path: str | os.PathLike | None, database_url: str | None) -> dict[str, str]:
     env = dict(os.environ)
     if config_path is not None:
-        env["FIRSTTOKEN_CONFIG"] = str(Path(config_path).resolve())
+        env[envvars.CONFIG] = str(Path(config_path).resolve())
     if database_url:
-        env["FIRSTTOKEN_DASHBOARD_DATABASE_URL"] = database_url
+        env[envvars.DASHBOARD_DATABASE_URL] = database_url
     # The app imports `dashboard.*`; make the package importable whatever the working directory.
     root = str(app_path().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)

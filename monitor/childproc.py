@@ -22,7 +22,9 @@ import signal
 import sys
 from collections.abc import Mapping
 
-PARENT_ENV = "FIRSTTOKEN_PARENT_PID"
+from monitor import envvars
+
+PARENT_ENV = envvars.PARENT_PID
 PR_SET_PDEATHSIG = 1
 
 

@@ -10,6 +10,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# The names, for the code that reads them (`os.environ.get(envvars.DATABASE_URL)`): one spelling.
+DATABASE_URL = "FIRSTTOKEN_DATABASE_URL"
+READ_DATABASE_URL = "FIRSTTOKEN_READ_DATABASE_URL"
+DASHBOARD_DATABASE_URL = "FIRSTTOKEN_DASHBOARD_DATABASE_URL"
+MCP_DATABASE_URL = "FIRSTTOKEN_MCP_DATABASE_URL"
+CONFIG = "FIRSTTOKEN_CONFIG"
+AGENT = "FIRSTTOKEN_AGENT"
+MCP_TOKEN = "FIRSTTOKEN_MCP_TOKEN"
+DASHBOARD_PASSWORD = "FIRSTTOKEN_DASHBOARD_PASSWORD"
+LINK_SECRET = "FIRSTTOKEN_LINK_SECRET"
+STATUS_SECRET = "FIRSTTOKEN_STATUS_SECRET"
+STATUS_URL = "FIRSTTOKEN_STATUS_URL"
+URL = "FIRSTTOKEN_URL"
+PARENT_PID = "FIRSTTOKEN_PARENT_PID"
+
 
 @dataclass(frozen=True, slots=True)
 class EnvVar:
@@ -23,7 +38,7 @@ class EnvVar:
 
 REGISTRY: tuple[EnvVar, ...] = (
     EnvVar(
-        "FIRSTTOKEN_DATABASE_URL",
+        DATABASE_URL,
         "every command except `demo`; the dashboard's writes (publishing, updating, resolving incidents)",
         "the config's `database:`, else `sqlite:///firsttoken.db`",
         "The database firsttoken writes to (a SQLAlchemy URL: `sqlite:///path` or "
@@ -32,14 +47,14 @@ REGISTRY: tuple[EnvVar, ...] = (
         secret=True,
     ),
     EnvVar(
-        "FIRSTTOKEN_READ_DATABASE_URL",
+        READ_DATABASE_URL,
         "`run` (`/routes`, `/status.json`, badges), the read-only commands, the dashboard, `mcp`",
         "reads go to the writing database",
         "A streaming replica for reads. Writes (samples, alerts, silences) always go to the primary.",
         secret=True,
     ),
     EnvVar(
-        "FIRSTTOKEN_DASHBOARD_DATABASE_URL",
+        DASHBOARD_DATABASE_URL,
         "the dashboard; `mcp` when neither of its own URLs is set",
         "`FIRSTTOKEN_READ_DATABASE_URL`, else `FIRSTTOKEN_DATABASE_URL`, else the config's `database:`",
         "The dashboard's database, meant for a read-only role (docker compose creates `dashboard`). "
@@ -47,7 +62,7 @@ REGISTRY: tuple[EnvVar, ...] = (
         secret=True,
     ),
     EnvVar(
-        "FIRSTTOKEN_MCP_DATABASE_URL",
+        MCP_DATABASE_URL,
         "`mcp`, and `/mcp` on `run`",
         "`FIRSTTOKEN_READ_DATABASE_URL`, else `FIRSTTOKEN_DASHBOARD_DATABASE_URL`, else the service's database",
         "The MCP server's database. Its sessions are read-only whatever the role "
@@ -55,7 +70,7 @@ REGISTRY: tuple[EnvVar, ...] = (
         secret=True,
     ),
     EnvVar(
-        "FIRSTTOKEN_CONFIG",
+        CONFIG,
         "the dashboard (Streamlit process)",
         "`./firsttoken.yaml`",
         "The config file the dashboard reads prices, targets, SLOs and links from. `firsttoken dashboard` "
@@ -63,21 +78,21 @@ REGISTRY: tuple[EnvVar, ...] = (
         "The `firsttoken` commands take `--config` instead.",
     ),
     EnvVar(
-        "FIRSTTOKEN_AGENT",
+        AGENT,
         "`run`, `probe`, `check-config` (every command that loads the config; not `demo`)",
         "the config's `agent:`, else `local`",
         "This probe agent's vantage point name, stored with every sample. One config file serves "
         "every agent; each sets its own name here.",
     ),
     EnvVar(
-        "FIRSTTOKEN_MCP_TOKEN",
+        MCP_TOKEN,
         "`run` (`/mcp`)",
         "`/mcp` answers only on a loopback listen address; elsewhere `403`",
         "A bearer token every `/mcp` request must carry (`Authorization: Bearer …`); a request without it is `401`.",
         secret=True,
     ),
     EnvVar(
-        "FIRSTTOKEN_DASHBOARD_PASSWORD",
+        DASHBOARD_PASSWORD,
         "the dashboard",
         "no login (unless `[auth]` in `.streamlit/secrets.toml` configures OIDC, which wins)",
         "One shared password for the dashboard's SRE pages, compared in constant time. "
@@ -85,7 +100,7 @@ REGISTRY: tuple[EnvVar, ...] = (
         secret=True,
     ),
     EnvVar(
-        "FIRSTTOKEN_LINK_SECRET",
+        LINK_SECRET,
         "`run`, `notify test`",
         "a random key made once and kept in the database (`status_secrets`)",
         "The HMAC key that signs alert links (chart PNG, one-click silence). Set the same value on "
@@ -93,7 +108,7 @@ REGISTRY: tuple[EnvVar, ...] = (
         secret=True,
     ),
     EnvVar(
-        "FIRSTTOKEN_STATUS_SECRET",
+        STATUS_SECRET,
         "`run` (the status site's subscriptions and the mails and webhooks sent to subscribers)",
         "a random key made once and kept in the database (`status_secrets`)",
         "The HMAC key that signs the status site's subscription links (confirm, unsubscribe) and derives "
@@ -101,20 +116,20 @@ REGISTRY: tuple[EnvVar, ...] = (
         secret=True,
     ),
     EnvVar(
-        "FIRSTTOKEN_STATUS_URL",
+        STATUS_URL,
         "`run` (subscription mails), the dashboard's Provider health page",
         "the config's `status_site.url` wins; with neither, the dashboard links to its own host on port 9464",
         "The public status site's base URL, used in links (subscription mails, the dashboard) when "
         "the config's `status_site.url` is unset.",
     ),
     EnvVar(
-        "FIRSTTOKEN_URL",
+        URL,
         "the LiteLLM routing callback (`monitor.integrations.litellm`)",
         "required when `callback_settings.firsttoken.url` is unset",
         "Where the LiteLLM callback finds `firsttoken run` (its `--listen` address) to poll `GET /routes`.",
     ),
     EnvVar(
-        "FIRSTTOKEN_PARENT_PID",
+        PARENT_PID,
         "processes firsttoken starts (probe workers, the dashboard, the demo's second agent)",
         "unset: the process lives on its own",
         "Set by firsttoken for the children it starts, so they end with it. Not for users.",

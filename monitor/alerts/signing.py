@@ -30,9 +30,10 @@ from urllib.parse import urlencode
 
 from sqlalchemy import Engine
 
+from monitor import envvars
 from monitor.storage.secrets import stored_secret
 
-SECRET_ENV = "FIRSTTOKEN_LINK_SECRET"
+SECRET_ENV = envvars.LINK_SECRET
 SECRET_NAME = "alert-links"
 CHART, SILENCE = "chart", "silence"
 CHART_TTL = timedelta(days=7)

@@ -8,13 +8,14 @@ import os
 import socket
 from pathlib import Path
 
+from monitor import envvars
 from monitor.errors import UsageError
 from monitor.units import parse_duration
 
 MAX_BACKFILL_S = 30 * 86400.0
 # The demo owns its database: a URL or agent from the environment would send
 # its simulated history somewhere else.
-IGNORED_ENV = ("FIRSTTOKEN_DATABASE_URL", "FIRSTTOKEN_AGENT")
+IGNORED_ENV = (envvars.DATABASE_URL, envvars.AGENT)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from pydantic import TypeAdapter, ValidationError
 
+from monitor import envvars
 from monitor.config.document import parse_yaml
 from monitor.config.errors import ConfigError, final_lines, is_secret, path_of, problem
 from monitor.config.fields import NAME_HINT, NAME_RE, LoadContext
@@ -57,7 +58,7 @@ def secrets_policy(mode: str) -> Iterator[None]:
 
 
 _FILE = TypeAdapter(FileSpec)
-_DATABASE_ENV, _AGENT_ENV = "FIRSTTOKEN_DATABASE_URL", "FIRSTTOKEN_AGENT"
+_DATABASE_ENV, _AGENT_ENV = envvars.DATABASE_URL, envvars.AGENT
 
 
 def load_config(path: str | Path, env: Mapping[str, str] | None = None, *, secrets: str | None = None) -> Config:

@@ -28,6 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from monitor import envvars
 from monitor.childproc import child_env
 from monitor.demo.demo_config import FAR_PATH_ENV
 from monitor.demo.vantage import Vantage
@@ -54,7 +55,7 @@ class FarAgent:
     async def start(self) -> None:
         await self.relay.start()
         self._spool = tempfile.mkdtemp(prefix="firsttoken-demo-far-spool-")
-        env = child_env({**os.environ, "FIRSTTOKEN_AGENT": self.vantage.agent, FAR_PATH_ENV: self.relay.url})
+        env = child_env({**os.environ, envvars.AGENT: self.vantage.agent, FAR_PATH_ENV: self.relay.url})
         command = [
             sys.executable,
             "-m",

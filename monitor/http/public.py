@@ -27,6 +27,7 @@ from datetime import UTC, datetime, timedelta
 from fnmatch import fnmatchcase
 from urllib.parse import urlsplit
 
+from monitor import envvars
 from monitor.http import planned
 from monitor.http import statuspage as sp
 from monitor.http.conditional import conditional_response
@@ -37,7 +38,7 @@ CACHE_S = 15.0
 WINDOW = timedelta(minutes=15)  # component status and p50 TTFT: the last 15 minutes
 FEED_DAYS = 30
 FEED_MAX = 50
-STATUS_URL_ENV = "FIRSTTOKEN_STATUS_URL"
+STATUS_URL_ENV = envvars.STATUS_URL
 _BADGE = re.compile(r"^/badge/([^/]+)\.svg$")
 JSON, SVG, ATOM = "application/json", "image/svg+xml", "application/atom+xml"
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from monitor import envvars
 from monitor.integrations.route_choice import DEFAULT_SLACK
 from monitor.integrations.routes_feed import FeedSettings
 from monitor.routing.params import RouteParamError, parse_floor, parse_window
 
 SETTINGS_KEY = "firsttoken"
-ENV_URL = "FIRSTTOKEN_URL"
+ENV_URL = envvars.URL
 KEYS = ("url", "refresh_s", "window", "min_availability", "agent", "prompt", "slack", "timeout_s")
 
 

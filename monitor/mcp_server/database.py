@@ -13,11 +13,12 @@ import os
 
 from sqlalchemy import Engine, event
 
+from monitor import envvars
 from monitor.storage.db import make_engine
 from monitor.storage.replica import ENV_READ_DATABASE_URL
 
-ENV_MCP_DATABASE_URL = "FIRSTTOKEN_MCP_DATABASE_URL"
-ENV_READ_ONLY_DATABASE_URL = "FIRSTTOKEN_DASHBOARD_DATABASE_URL"
+ENV_MCP_DATABASE_URL = envvars.MCP_DATABASE_URL
+ENV_READ_ONLY_DATABASE_URL = envvars.DASHBOARD_DATABASE_URL
 
 
 def read_only_url(service_url: str, environ=os.environ) -> str:

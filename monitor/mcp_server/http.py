@@ -21,9 +21,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from monitor import envvars
+
 log = logging.getLogger(__name__)
 
-ENV_TOKEN = "FIRSTTOKEN_MCP_TOKEN"
+ENV_TOKEN = envvars.MCP_TOKEN
 _UNAUTHORIZED = json.dumps({"error": "unauthorized: send Authorization: Bearer <FIRSTTOKEN_MCP_TOKEN>"}).encode()
 
 

@@ -14,11 +14,12 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
+from monitor import envvars
 from monitor.errors import ConfigurationError
 from monitor.storage.pooler import PreparePolicyError, prepare_policy, watch_prepared_statements
 
 DEFAULT_DATABASE_URL = "sqlite:///firsttoken.db"
-ENV_DATABASE_URL = "FIRSTTOKEN_DATABASE_URL"
+ENV_DATABASE_URL = envvars.DATABASE_URL
 # Failing fast matters more than waiting: the writer spools and retries anyway.
 PG_CONNECT_TIMEOUT_S = 5
 

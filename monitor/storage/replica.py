@@ -15,7 +15,9 @@ from collections.abc import Mapping
 
 from sqlalchemy import Engine, text
 
-ENV_READ_DATABASE_URL = "FIRSTTOKEN_READ_DATABASE_URL"
+from monitor import envvars
+
+ENV_READ_DATABASE_URL = envvars.READ_DATABASE_URL
 
 # On a replica: 0 when it has replayed all it received (an idle primary sends nothing, and the age
 # of the last replayed transaction would grow without any lag), else the age of what it last replayed.

@@ -16,12 +16,13 @@ from email.message import EmailMessage
 from typing import Any
 from urllib.parse import quote
 
+from monitor import envvars
 from monitor.incidents.feed import STATE_WORDS
 from monitor.incidents.views import IncidentView, UpdateView
 from monitor.mail import Templates, compose
 from monitor.subscriptions.tokens import CONFIRM, UNSUBSCRIBE, make_token, webhook_key
 
-STATUS_URL_ENV = "FIRSTTOKEN_STATUS_URL"  # as monitor.http.public reads it
+STATUS_URL_ENV = envvars.STATUS_URL  # as monitor.http.public reads it
 TEMPLATES = Templates(__package__)
 CONFIRM_EVENT, UPDATE_EVENT = "subscription.confirm", "incident.update"
 

@@ -23,9 +23,10 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Engine
 
+from monitor import envvars
 from monitor.storage.secrets import stored_secret
 
-SECRET_ENV = "FIRSTTOKEN_STATUS_SECRET"
+SECRET_ENV = envvars.STATUS_SECRET
 SECRET_NAME = "links"
 CONFIRM, UNSUBSCRIBE, WEBHOOK_KEY = "confirm", "unsubscribe", "webhook-signing"
 CONFIRM_TTL = timedelta(days=7)
