@@ -27,12 +27,11 @@ def build_sla_report(engine, config, period: Period, providers: Sequence[str] | 
     if unknown:
         raise ValueError(f"no provider named {unknown[0]!r} in the config")
     with_contract = [p for p in asked if config.providers[p].contracts]
-    rows = list(provider_probes(engine, with_contract, period.start - LOOKBACK, period.end)) if with_contract else []
     with engine.connect() as conn:
         windows = windows_between(conn, config.maintenance, period.start - LOOKBACK, period.end)
     results: list[ContractResult] = []
-    for provider in with_contract:
-        mine = [r for r in rows if r[1] == provider]
+    for provider in with_contract:  # one provider's month in memory at a time
+        mine = list(provider_probes(engine, [provider], period.start - LOOKBACK, period.end))
         for contract in config.providers[provider].contracts:
             results.append(_one(contract, provider, mine, windows, config, period))
     return SlaReport(
