@@ -20,7 +20,9 @@ Each rule gets its own `SeriesDetector`, fed one row at a time. An `Alarm`
 is recorded when an alert starts firing; `resolved_index` is the row that
 resolved it (None while it still fires at the end of the file), and
 `new_normal` says it was resolved by accepting the shifted level as the
-baseline rather than by recovering.
+baseline rather than by recovering. A `ShortRun` is a shift that had the
+evidence to page but ended before it had held the rule's `min_duration`:
+never a page, listed so the rule's duration can be judged on its own history.
 """
 
 from __future__ import annotations
@@ -193,6 +195,27 @@ def _replay_one(points: Sequence[Point], name: str, settings: DetectorSettings) 
             open_alarm = Alarm(index, iso(point.timestamp_s), name, settings.metric, ev.value, ev.baseline)
     if open_alarm is not None:
         yield open_alarm
+
+
+@dataclass(frozen=True)
+class ShortRun:
+    index: int  # the row that ended it
+    timestamp: str
+    rule: str
+    held_s: float  # how long it had held at its last raising row
+
+
+def short_runs(points: Sequence[Point], rules: Sequence[tuple[str, DetectorSettings]]) -> list[ShortRun]:
+    """Every run of every rule that ended too short to page (see `min_duration`), in row order."""
+    out: list[ShortRun] = []
+    for name, settings in rules:
+        det = SeriesDetector(settings)
+        for index, point in enumerate(points):
+            held = det.observe(point.timestamp_s, point.value).short_run_s
+            if held is not None:
+                out.append(ShortRun(index, iso(point.timestamp_s), name, held))
+    out.sort(key=lambda r: r.index)
+    return out
 
 
 def iso(ts: float) -> str:

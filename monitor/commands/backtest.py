@@ -46,7 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from monitor.alerts.backtest import BacktestError, read_csv, replay
+    from monitor.alerts.backtest import BacktestError, read_csv, replay, short_runs
 
     if getattr(args, "samples", None):
         from monitor.commands.backtest_samples import run_samples
@@ -73,13 +73,16 @@ def run(args: argparse.Namespace) -> int:
         from monitor.alerts.replay_series import replay_agents
 
         alarms = replay_agents(points, config_rules or [_builtin(metric)], metric, {BUILTIN: rules[0][0]})
+        short = []
     else:
         alarms = replay(points, rules)
+        short = short_runs(points, rules)
     if getattr(args, "json", False):
         for alarm in alarms:
             sys.stdout.write(json.dumps(alarm.to_dict(), separators=(",", ":")) + "\n")
     else:
         write_table(alarms, len(points), sum(p.value is None for p in points), [name for name, _ in rules], sys.stdout)
+        write_short_runs(short, sys.stdout)
     return 0
 
 
@@ -151,6 +154,14 @@ def write_table(alarms: Sequence, rows: int, failed: int, rule_names: Sequence[s
     for line in lines:
         out.write("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() + "\n")
     out.write(f"{len(alarms)} alarm{'s' if len(alarms) != 1 else ''}\n")
+
+
+def write_short_runs(runs: Sequence, out: TextIO) -> None:
+    """Shifts that had the evidence but not the duration (`min_duration`): never a page."""
+    if runs:
+        out.write(f"{len(runs)} shorter than min_duration, not paged:\n")
+        for r in runs:
+            out.write(f"  row {r.index}  {r.timestamp}  {r.rule}  held {r.held_s / 60:.0f} min\n")
 
 
 def _num(value: float | None) -> str:

@@ -117,3 +117,24 @@ def test_min_duration_comes_from_the_rule():
     slow, plain = load(cfg).alerts
     assert settings_from_rule(slow).min_duration_s == 1200.0
     assert settings_from_rule(plain).min_duration_s is None  # two sampling intervals (regression.py)
+
+
+def test_backtest_lists_the_runs_too_short_to_page(tmp_path, capsys, monkeypatch):
+    from monitor.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "firsttoken.yaml").write_text(
+        "prompts:\n  short: {messages: [{role: user, content: hi}], max_tokens: 16}\n"
+        "providers:\n  sim:\n    protocol: openai-chat\n    regions: {local: 'http://127.0.0.1:8400/v1'}\n"
+        "    models: [fast]\n"
+        "checks:\n  - {providers: [sim], prompts: [short]}\n"
+        "alerts:\n  - {name: twenty, metric: ttft_ms, kind: regression, min_duration: 20m}\n"
+    )
+    lines = ["timestamp,value"] + [f"{EPOCH_S + i * STEP_S:.0f},{v:.3f}" for i, v in enumerate(blips(4))]
+    (tmp_path / "s.csv").write_text("\n".join(lines) + "\n")
+    assert main(["backtest", "--csv", "s.csv", "--rule", "twenty"]) == 0
+    out = capsys.readouterr().out
+    assert "no alarms" in out
+    listed = [line for line in out.splitlines() if line.startswith("  row ")]
+    assert "shorter than min_duration, not paged" in out and listed
+    assert all("twenty  held 1" in line for line in listed)  # 10-15 minutes each
