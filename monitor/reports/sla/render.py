@@ -19,6 +19,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from monitor.reports.pdf import html_to_pdf
+from monitor.reports.sla.chart import data_url
 from monitor.reports.sla.report import ContractResult, Measure, SlaReport, percent, utc
 
 CSV_COLUMNS = (
@@ -187,7 +188,7 @@ def broken_runs(measure: Measure) -> list[dict[str, Any]]:
 
 def render_html(report: SlaReport, *, for_pdf: bool = False) -> str:
     template = _environment().get_template("sla.html.j2")
-    return template.render(report=report, broken_runs=broken_runs, for_pdf=for_pdf, iso=_iso)
+    return template.render(report=report, broken_runs=broken_runs, for_pdf=for_pdf, iso=_iso, chart=data_url)
 
 
 def render_pdf(report: SlaReport) -> bytes:
