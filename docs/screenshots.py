@@ -25,12 +25,25 @@ from dashboard.launch import start_dashboard, stop_process, wait_until_up
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 # The dashboard's pages by URL path (dashboard/app.py) and the caption each screenshot is for.
-PAGES = ("overview", "trends", "compare", "timeline", "target", "health", "alerts", "slos", "samples")
+PAGES = ("overview", "trends", "compare", "timeline", "target", "health", "alerts", "slos", "samples", "reports")
 SEED = 7  # fixed jitter and incidents: regenerated images differ little beyond where the UI changed
 # Rendered: no skeleton left, something drawn (chart, table or message), the script finished.
 RENDERED = """() => document.querySelectorAll('[data-testid="stSkeleton"]').length === 0
-  && document.querySelectorAll('.js-plotly-plot .main-svg, [data-testid="stDataFrame"], [data-testid="stAlert"]').length > 0
+  && document.querySelectorAll('.js-plotly-plot .main-svg, [data-testid="stDataFrame"], [data-testid="stAlert"], iframe[srcdoc]').length > 0
   && !document.querySelector('[data-testid="stStatusWidget"]')"""
+
+
+def query(name: str) -> str:
+    """The view a page's screenshot shows where its default would be empty: the demo's history is a day,
+    so the Reports page shows this week so far (its default is the last whole week)."""
+    if name != "reports":
+        return ""
+    from datetime import UTC, datetime
+    from zoneinfo import ZoneInfo
+
+    from monitor.reports.schedule import week_at
+
+    return f"?week={week_at(datetime.now(UTC), ZoneInfo('UTC')).label}"
 
 
 def free_port() -> int:
@@ -64,7 +77,7 @@ def capture(base_url: str, out: Path, width: int) -> list[Path]:
         try:
             page = browser.new_page(viewport={"width": width, "height": 1000})
             for name in PAGES:
-                page.goto(f"{base_url}/{name}")
+                page.goto(f"{base_url}/{name}{query(name)}")
                 page.wait_for_function(RENDERED, timeout=120_000)
                 page.wait_for_timeout(2000)  # Plotly finishes drawing after the script does
                 errors = page.query_selector_all('[data-testid="stException"]')

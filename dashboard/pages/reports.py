@@ -8,8 +8,9 @@ from zoneinfo import ZoneInfo
 
 import streamlit as st
 
-from dashboard import data, ui
+from dashboard import data, ui, urlstate
 from monitor.reports.schedule import week_at
+from monitor.reports.weekly import render_html, render_pdf
 
 WEEKS_BACK = 12
 MONTHS_BACK = 6
@@ -30,25 +31,23 @@ weekly_tab, sla_tab = st.tabs(["Weekly report", "SLA report"])
 with weekly_tab:
     entries = {e.name: e for e in (config.reports if config is not None else ())}
     c1, c2 = st.columns(2)
-    choice = c1.selectbox(
-        "Report",
-        [*entries, EVERY_PROVIDER],
-        key="reports-entry",
+    options = [*entries, EVERY_PROVIDER]
+    choice = urlstate.bound(
+        c1.selectbox, "Report", options, name="report", key="reports-entry", default=options[0],
         help="A `reports:` entry sets the providers and the time zone its weeks are cut in.",
-    )
+    )  # fmt: skip
     entry = entries.get(choice)
     zone = entry.zone if entry is not None else ZoneInfo("UTC")
     weeks = [week_at(datetime.now(UTC), zone)]  # this week so far, then the whole weeks before it
     while len(weeks) <= WEEKS_BACK:
         weeks.append(weeks[-1].before())
-    label = c2.selectbox(
-        "Week", [w.label for w in weeks], index=1, key="reports-week",
+    labels = [w.label for w in weeks]
+    label = urlstate.bound(
+        c2.selectbox, "Week", labels, name="week", key="reports-week", default=labels[1],
         help="ISO weeks, Monday to Monday; the first is this week so far, the default the last whole week",
     )  # fmt: skip
     providers = tuple(entry.providers) if entry is not None else ()
     report = ui.load(data.weekly_report, label, str(zone.key), providers)
-    from monitor.reports.weekly import render_html, render_pdf
-
     html = render_html(report)
     if entry is not None:
         st.caption(f"Mailed to {', '.join(entry.to)} every {entry.every} {entry.timezone}.")
@@ -81,9 +80,10 @@ with sla_tab:
         for _ in range(MONTHS_BACK):
             at = (at - timedelta(days=1)).replace(day=1)
             months.append(at.strftime("%Y-%m"))
-        month = st.selectbox(
-            "Month", [this_month.strftime("%Y-%m"), *months], index=1, key="sla-month",
-            help="A calendar month in UTC; the current one so far",
+        offered = [this_month.strftime("%Y-%m"), *months]
+        month = urlstate.bound(
+            st.selectbox, "Month", offered, name="month", key="sla-month", default=offered[1],
+            help="A calendar month in UTC; the first is this month so far",
         )  # fmt: skip
         sla = ui.load(data.sla_report, month)
         page = sla_html(sla)

@@ -56,6 +56,7 @@ def test_the_weekly_report_of_this_week_shows_the_probes_stored_in_it(page):
     this_week = week_at(datetime.now(UTC), ZoneInfo("Europe/Berlin"))
     week.set_value(this_week.label).run()
     assert not problems(at), problems(at)
+    assert at.query_params["week"] == this_week.label  # the view is in the URL, as on every page
     weekly = _frames(at)[0]
     assert f"{this_week.label}" in weekly and weekly.count("data:image/png;base64,") == 2
     for provider in ("anthropic", "openai"):

@@ -38,17 +38,18 @@ def templates() -> Templates:
 
 
 def summary(report: WeeklyReport) -> str:
-    """One sentence for the top of the report and the mail's subject."""
+    """One sentence for the top of the report: which providers changed, and how many incidents."""
     if not report.sections:
         return "No provider was probed."
-    worse, better = report.worse, [s.provider for s in report.sections if s.verdict == "better"]
-    parts = []
-    if worse:
-        parts.append(f"Worse: {fmt.listed(list(worse))}.")
-    if better:
-        parts.append(f"Better: {fmt.listed(better)}.")
-    if not parts:
-        parts.append("Every provider held steady.")
+    by_verdict: dict[str, list[str]] = {}
+    for section in report.sections:
+        by_verdict.setdefault(section.verdict, []).append(section.provider)
+    words = {"worse": "Worse", "better": "Better", "new": "No probes the week before", "no data": "No probes this week"}
+    parts = [f"{words[v]}: {fmt.listed(by_verdict[v])}." for v in words if v in by_verdict]
+    if "steady" in by_verdict:
+        parts.append(
+            "Every provider held steady." if len(parts) == 0 else f"Steady: {fmt.listed(by_verdict['steady'])}."
+        )
     parts.append(f"{fmt.counted(len(report.incidents), 'incident')}.")
     return " ".join(parts)
 
