@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from tests.commandline import firsttoken_cli
 from tests.reports.test_sla_month import CONFIG
 
 
@@ -21,9 +20,7 @@ def workdir(tmp_path_factory):
 
 
 def cli(cwd, *args):
-    env = {"FIRSTTOKEN_DATABASE_URL": f"sqlite:///{cwd / 'cli.db'}", "PATH": "/usr/bin:/bin"}
-    return subprocess.run([sys.executable, "-m", "monitor", *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    return firsttoken_cli(cwd, f"sqlite:///{cwd / 'cli.db'}", *args)
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,6 @@ import io
 import json
 import re
 import subprocess
-import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import yaml
 
 from monitor.config import load_config_text
 from monitor.sample import write_csv
+from tests.commandline import firsttoken_cli
 from tests.reports.test_sla_month import MONTH, planted
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,11 +49,9 @@ def test_the_contract_loads_and_the_commands_write_the_report(tmp_path):
     write_csv(renamed, out)
     (tmp_path / "planted.csv").write_text(out.getvalue())
     (tmp_path / "firsttoken.yaml").write_text(json.dumps(spec))
-    env = {"FIRSTTOKEN_DATABASE_URL": f"sqlite:///{tmp_path / 'ft.db'}", "PATH": "/usr/bin:/bin"}
 
     def run(*argv: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "monitor", *argv], cwd=tmp_path, env=env, capture_output=True,
-                              text=True, timeout=300)  # fmt: skip
+        return firsttoken_cli(tmp_path, f"sqlite:///{tmp_path / 'ft.db'}", *argv)
 
     assert run("db", "upgrade").returncode == 0
     assert run("samples", "import", "planted.csv").returncode == 0

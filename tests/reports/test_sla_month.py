@@ -28,12 +28,12 @@ import io
 import json
 import shutil
 import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from monitor.sample import Sample, write_csv
+from tests.commandline import firsttoken_cli
 
 MONTH = datetime(2026, 11, 1, tzinfo=UTC)
 MINUTES = 30 * 24 * 60
@@ -163,10 +163,7 @@ def truth() -> dict:
     }
 
 
-def cli(cwd, url, *args):
-    env = {"FIRSTTOKEN_DATABASE_URL": url, "PATH": "/usr/bin:/bin"}  # ACME_KEY unset: a report needs no key
-    return subprocess.run([sys.executable, "-m", "monitor", *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+cli = firsttoken_cli  # ACME_KEY unset: a report needs no provider key
 
 
 @pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import io
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from monitor.sample import write_csv
 from tests.alerts.helpers import sample
+from tests.commandline import firsttoken_cli
 
 T0 = datetime(2026, 11, 3, 12, 0, tzinfo=UTC)
 
 
-def cli(cwd, url, *args):
-    env = {"FIRSTTOKEN_DATABASE_URL": url, "PATH": "/usr/bin:/bin"}
-    return subprocess.run([sys.executable, "-m", "monitor", *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+cli = firsttoken_cli
 
 
 @pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
