@@ -39,10 +39,12 @@ SHELLS = ("sh", "bash", "shell", "console")
 # Subcommands that need nothing outside the repository: run wherever shown.
 SELF_CONTAINED = {"check-config", "schema", "backtest"}
 # Offline but reading (or writing) a database: run in console blocks, which set the database up.
-STATEFUL = {"samples", "routes", "silence", "maintenance", "incident", "db", "slo", "status", "report"}
+STATEFUL = {"samples", "routes", "silence", "maintenance", "incident", "db", "slo", "status"}
 # Those that talk to providers or serve until stopped: shown, not run (`demo --backfill-only` is stateful,
 # any `--watch` is not).
-ONLINE = {"demo", "run", "probe", "dashboard", "simulate", "mcp", "notify"}
+# `report`: its figures need weeks of samples and `--send` mails; tests/reports/test_*_docs.py run
+# the Reports page's commands on data they plant.
+ONLINE = {"demo", "run", "probe", "dashboard", "simulate", "mcp", "notify", "report"}
 STUB_PROVIDER = {"protocol": "openai-chat", "regions": {"global": "http://127.0.0.1:1/v1"}, "models": ["m"]}
 STUB_PROMPT = {"messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 8}
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "FIRSTTOKEN_DATABASE_URL")
@@ -105,6 +107,9 @@ def _stub_providers(config: dict) -> dict:
     for key in config.get("prices") or {}:
         provider, _, model = key.partition("/")
         models.setdefault(provider, set()).add(model)
+    for report in config.get("reports") or []:  # a `reports:` entry names the providers it covers
+        for provider in report.get("providers") or []:
+            models.setdefault(provider, {"m"})
     for entry in [*(config.get("silences") or []), *(config.get("alerts") or []), *(config.get("slos") or [])]:
         match = entry.get("match") or {}
         provider = match.get("provider")
