@@ -109,3 +109,18 @@ def test_the_sre_example_shows_the_matrix_per_agent_and_pins_the_vllm(tmp_path):
     assert len(vllm) == 2 and all(line.split()[-1] == "us-east" for line in vllm)
     notifiers = [line for line in done.stdout.splitlines() if "notifiers[" in line]
     assert notifiers == ["firsttoken.yaml: notifiers[0].routing_key: ${PD_ROUTING_KEY} is not set (needed by run)"]
+
+
+def test_an_agent_no_check_admits_is_warned_at_start():
+    """The SRE example under compose's default agent name (`compose`): run says it probes nothing."""
+    from monitor.commands.run import idle_agent_warning
+    from monitor.config import DEFER, load_config
+
+    path = EXAMPLES / "sre-two-regions.yaml"
+    assert idle_agent_warning(load_config(path, env={"FIRSTTOKEN_AGENT": "eu-west"}, secrets=DEFER)) is None
+    warning = idle_agent_warning(load_config(path, env={"FIRSTTOKEN_AGENT": "compose"}, secrets=DEFER))
+    assert warning == (
+        "agent 'compose' probes no target: every check names its agents (eu-west, us-east); "
+        "set FIRSTTOKEN_AGENT to one of them"
+    )
+    assert idle_agent_warning(load_config(EXAMPLES / "openai-anthropic-gemini.yaml", env={}, secrets=DEFER)) is None

@@ -38,6 +38,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def idle_agent_warning(config) -> str | None:
+    """An agent whose name no check admits probes nothing: say so (a FIRSTTOKEN_AGENT left unset or
+    misspelt is the usual cause). It still runs, as a leader for rollups and alerts may."""
+    if not config.targets or config.targets_for_agent(config.agent):
+        return None
+    named = sorted({a for t in config.targets for a in t.agents})
+    return (
+        f"agent {config.agent!r} probes no target: every check names its agents ({', '.join(named)}); "
+        "set FIRSTTOKEN_AGENT to one of them"
+    )
+
+
 def parse_listen(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
@@ -67,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
             return 2
         if verdict:
             print(f"firsttoken run: warning: {verdict}", file=sys.stderr)
+    if idle := idle_agent_warning(config):
+        print(f"firsttoken run: warning: {idle}", file=sys.stderr)
     engine = make_engine(config.database_url)
     try:
         problem = check_schema(engine)
