@@ -284,3 +284,16 @@ def test_the_dashboard_roles_read_and_write_only_what_they_must(owned_database):
 
     again = _roles_script(owner, db, roles)  # the next `docker compose up` after an upgrade
     assert again.returncode == 0, again.stderr
+
+
+def test_the_compose_dashboard_reads_as_dashboard_and_writes_as_dashboard_writer(tmp_path):
+    """The dashboard service's environment, as the code reads it: pages on the read-only role, the
+    Incidents section's writes on the writer (dashboard/writes.py), never the owner."""
+    from dashboard.settings import load_settings
+    from dashboard.writes import write_database_url
+
+    env = {k: interpolate(v) for k, v in SERVICES["dashboard"]["environment"].items()}
+    env["FIRSTTOKEN_CONFIG"] = str(tmp_path / "absent.yaml")  # the URLs alone decide
+    assert load_settings(env).database_url.startswith("postgresql+psycopg://dashboard:")
+    assert write_database_url(env).startswith("postgresql+psycopg://dashboard_writer:")
+    assert "firsttoken:" not in " ".join(env.values())  # the owner's credentials are not there
