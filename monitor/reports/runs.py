@@ -14,7 +14,7 @@ A leader sends a due report in three steps, each its own short transaction:
    backoff), or `failed` after MAX_ATTEMPTS or when the server refused it for good (5xx).
 
 Which side of exactly-once: at-least-once. A leader that dies after the SMTP server accepted the
-mail and before step 3 committed leaves a claim that ends after LEASE_S; the next leader sends the
+mail and before step 3 committed (or stalls until deposed: the fenced engine then refuses its mark) leaves a claim that ends after LEASE_S; the next leader sends the
 report again, with the same Message-ID (mail clients that thread or de-duplicate by it show one).
 The other choice, marking before sending, would lose the week's report to the same crash, and a
 missing report goes unnoticed where a second copy does not. No crash-free run ever sends twice.
