@@ -124,3 +124,35 @@ def test_an_agent_no_check_admits_is_warned_at_start():
         "set FIRSTTOKEN_AGENT to one of them"
     )
     assert idle_agent_warning(load_config(EXAMPLES / "openai-anthropic-gemini.yaml", env={}, secrets=DEFER)) is None
+
+
+@pytest.fixture
+def simulator():
+    """The project's simulated providers on a free port, accepting only one key."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "monitor", "simulate", "--port", "0", "--api-key", "vllm-test-key"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=os.environ | {"PYTHONPATH": str(EXAMPLES.parent)},
+    )
+    try:
+        m = re.search(r"http://127\.0\.0\.1:(\d+)", process.stdout.readline())
+        assert m, "the simulator did not start"
+        yield f"http://127.0.0.1:{m.group(1)}"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_the_sre_example_probes_its_vllm_with_only_the_vllm_key(simulator, tmp_path):
+    """docs/howto-sre-example.md: `probe --target 'vllm/*'` from us-east with VLLM_API_KEY alone set (no
+    cloud key, no PagerDuty key); the simulator stands in for the vLLM at its private address."""
+    here = copied("sre-two-regions.yaml", tmp_path)
+    config = here / "firsttoken.yaml"
+    config.write_text(config.read_text().replace("http://vllm.us-east.internal:8000", simulator))
+    env = clean_env() | {"PYTHONPATH": str(EXAMPLES.parent), "VLLM_API_KEY": "vllm-test-key"}
+    done = firsttoken("probe", "--target", "vllm/*", cwd=here, env=env)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines() if line.startswith("vllm/")]
+    assert sorted((r[0].rsplit(":", 1)[1], r[1]) for r in rows) == [("rag-2k", "ok"), ("short", "ok")]
+    assert "vllm-test-key" not in done.stdout + done.stderr
