@@ -30,13 +30,19 @@ it roughly normal and a 2x shift the same distance at 200 ms as at 2 s;
    chart's alarm must also show 0.8 x min_change in the median since the
    change began (all of it until a day is learned), or a plateau's edge a
    fraction of min_change high would page once it had lasted long enough.
-   Beside the charts, a fast path (`sustained.py`) raises when the newest
-   three samples are all 2 noise sds and 0.8 x min_change above the
-   baseline and alike but for one spike: the charts, which discount each
-   sample for correlated noise and cap it as a possible spike, take five
-   or six samples over a large shift. `for_evaluations` consecutive
-   raising evaluations make it fire: a single spike can raise a chart for
-   one evaluation at most, the next ordinary sample takes it back down.
+   Beside the charts, an adaptive chart (`adaptive.py`) tests the shift
+   size the samples themselves show, with its own noise, against AR(1)
+   noise (on a quiet series a level between two of the bank's sizes is
+   otherwise several noise widths from both, and each sample looks like a
+   spike); and a fast path (`sustained.py`) raises when the newest
+   three samples are all 2 noise sds (more on autocorrelated noise) and
+   0.8 x min_change above the baseline and alike but for one spike: the
+   charts, which discount each sample for correlated noise and cap it as a
+   possible spike, take five or six samples over a large shift.
+   `for_evaluations` consecutive raising evaluations, and the shift having
+   held `min_duration` (unset: two sampling intervals) since it began, make
+   it fire: a single spike can raise a chart for one evaluation at most, the
+   next ordinary sample takes it back down.
 5. While pending or firing, samples leaving the recent window go to a
    quarantine instead of the baseline, and the baseline is frozen: a shift
    never becomes its own reference while it is being judged. Before that,
@@ -236,7 +242,7 @@ class RegressionDetector:
         newest = list(base.recent)[-SAMPLES:]
         residuals = [x - base.level(t) for t, x in newest]
         gate = EFFECT_SHARE if base.profile.active else 1.0
-        if not sustained_shift(residuals, scale, gate * self.mus[0]):
+        if not sustained_shift(residuals, scale, gate * self.mus[0], base.autocorrelation()):
             return False
         if self.life.state == OK:
             self.change_ts = newest[0][0]
