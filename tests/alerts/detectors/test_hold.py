@@ -138,3 +138,22 @@ def test_backtest_lists_the_runs_too_short_to_page(tmp_path, capsys, monkeypatch
     listed = [line for line in out.splitlines() if line.startswith("  row ")]
     assert "shorter than min_duration, not paged" in out and listed
     assert all("twenty  held 1" in line for line in listed)  # 10-15 minutes each
+
+
+def test_a_checkpoint_without_the_adaptive_chart_or_the_hold_loads_and_carries_on():
+    # A state written before the adaptive chart and min_duration existed: the chart starts afresh, a
+    # pending alert's hold is counted from its next raising evaluation, and everything else is kept.
+    before = 3 * 288
+    values = quiet_ar(2, before, 48, 2.15)
+    det = SeriesDetector(REGRESSION)
+    for i, v in enumerate(values[:before]):
+        det.observe(EPOCH_S + i * STEP_S, v)
+    old = json.loads(json.dumps(det.to_state()))
+    del old["detector"]["adaptive"]
+    del old["detector"]["life"]["since"], old["detector"]["life"]["held_s"]
+    restored = SeriesDetector.from_state(REGRESSION, old)
+    assert restored._impl.base.to_state() == det._impl.base.to_state()
+    assert not restored._impl.adaptive.active()
+    rest = [restored.observe(EPOCH_S + i * STEP_S, v) for i, v in enumerate(values) if i >= before]
+    alarm = first_alarm(rest)
+    assert alarm is not None and alarm <= 6
