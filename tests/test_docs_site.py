@@ -1,10 +1,12 @@
-"""The documentation site: a short README whose links resolve, and generated references that cover
+"""The documentation site: a short README whose links resolve, generated references that cover
 every key of the schema and every command and flag of the parser (mkdocs_hooks.py adds them to the
-site; `make docs-build`, run by `make lint`, builds it with --strict)."""
+site; `make docs-build`, run by `make lint`, builds it with --strict), and pages that read as a
+reference: none speaks of sessions, issue numbers, this repository's commits or engineers."""
 
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 from monitor.cli import build_parser
@@ -104,3 +106,54 @@ def test_every_discovered_protocol_and_notifier_type_has_its_section():
 
     assert set(protocol_names()) - headings("protocols.md") == set()
     assert set(notifier_types()) - headings("alerting.md") == set()
+
+
+# The docs are a reference: what, how, figures. History (who did what when, in which commit or for
+# which issue) belongs in git and, if anywhere on the site, on one changelog page.
+DIARY = re.compile(
+    r"\b(?:this|the previous|previous|last|earlier|an earlier|next) session\b"
+    r"|(?<!to )\bissues? #?\d+\b|\bPR #?\d+\b|\bpull request\b"
+    r"|\b(?:other|another|the other) engineers?\b|\bcommit [0-9a-f]{7,40}\b"
+    r"|\bthis (?:issue|PR)\b",
+    re.I,
+)
+HEX_WORD = re.compile(r"(?<![\w-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w-])")
+CHANGELOG = "changelog.md"
+
+
+def _commits(words: set[str]) -> set[str]:
+    """Those of `words` that name a commit of this repository (a hex word alone may be a nonce or an ETag)."""
+    found = set()
+    for word in words:
+        done = subprocess.run(["git", "cat-file", "-e", f"{word}^{{commit}}"], cwd=ROOT, capture_output=True)
+        if done.returncode == 0:
+            found.add(word)
+    return found
+
+
+def test_no_page_speaks_of_sessions_issues_commits_or_engineers():
+    pages = [p for p in sorted((ROOT / "docs").rglob("*.md")) if p.name != CHANGELOG]
+    assert len(pages) >= 30
+    found = []
+    for page in pages:
+        text = page.read_text()
+        name = page.relative_to(ROOT)
+        found += [f"{name}: {m.group(0)!r}" for m in DIARY.finditer(text)]
+        found += [f"{name}: commit {c}" for c in sorted(_commits(set(HEX_WORD.findall(text))))]
+    assert found == [], "write these as reference (history goes to docs/changelog.md):\n" + "\n".join(found)
+
+
+def test_the_diary_check_catches_what_it_is_for():
+    for line in (
+        "as the previous session found",
+        "fixed in issue 37",
+        "other engineers own it",
+        "commit 0a1b2c3",
+        "written for this issue",
+    ):
+        assert DIARY.search(line), line
+    for line in ("a database session", "1.2 s to issue 500 requests", "target_session_attrs", "ClientSession"):
+        assert not DIARY.search(line), line
+    head = subprocess.run(["git", "rev-parse", "--short=9", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    if head.returncode == 0:
+        assert _commits({head.stdout.strip(), "1a2b3c4d"}) == {head.stdout.strip()}
