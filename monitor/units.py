@@ -8,8 +8,8 @@ secret, so a bad value taken from `${SOME_TOKEN}` never reaches the terminal).
 from __future__ import annotations
 
 import math
-from decimal import Decimal
 import re
+from decimal import Decimal
 
 MINUTE_S, HOUR_S, DAY_S = 60.0, 3600.0, 86400.0  # the one copy of these
 _UNITS_S = {"ms": 0.001, "s": 1.0, "m": MINUTE_S, "h": HOUR_S, "d": DAY_S, "w": 7 * DAY_S}
