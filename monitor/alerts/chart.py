@@ -12,18 +12,16 @@ server threads can draw at once.
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from monitor import fmt
+from monitor.chartstyle import TEXT, level_ticks, png, tidy
 from monitor.palette import NEUTRAL
 
 WIDTH_PX, HEIGHT_PX, DPI = 960, 400, 120
-TEXT = "#262730"  # the dashboard's font colour
-GRID = "#e6e8eb"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,16 +66,6 @@ def _hour_ticks(x0: float, x1: float) -> list[float]:
     return [first + i * step for i in range(int((x1 - first) // step) + 1)]
 
 
-def _level_ticks(top: float) -> list[float]:
-    """About five round steps from 0 to `top` (1, 2, 2.5 or 5 × a power of ten)."""
-    if not top > 0 or math.isnan(top):
-        return [0.0]
-    raw = top / 5
-    power = 10 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
-    return [i * step for i in range(int(top // step) + 1)]
-
-
 def render_png(spec: ChartSpec) -> bytes:
     """The chart as PNG bytes (WIDTH_PX × HEIGHT_PX)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -118,19 +106,13 @@ def render_png(spec: ChartSpec) -> bytes:
         )  # fmt: skip
     if not drawn:
         ax.text(0.5, 0.5, "no samples in this window", transform=ax.transAxes, ha="center", color=NEUTRAL)
-    ticks = _level_ticks(top * 1.08)
+    ticks = level_ticks(top * 1.08)
     ax.set_xlim(x0, x1)
     ax.set_ylim(0, max(ticks[-1], top * 1.08) or 1.0)
     hours = _hour_ticks(x0, x1)
     ax.set_xticks(hours, [_clock(t) for t in hours])
     ax.set_yticks(ticks, ["0" if v == 0 else fmt.metric(spec.metric, v) for v in ticks])
-    ax.grid(True, color=GRID, lw=0.8)
-    ax.set_axisbelow(True)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    for side in ("left", "bottom"):
-        ax.spines[side].set_color("#c9ccd1")
-    ax.tick_params(colors=TEXT, labelsize=8.5, length=0)
+    tidy(ax)
     ax.text(1.0, -0.1, "UTC", transform=ax.transAxes, ha="right", va="top", fontsize=8.5, color=NEUTRAL)
     fig.text(0.095, 0.915, spec.title, fontsize=11, color=TEXT, fontweight="bold", va="bottom")
     if drawn or spec.baseline is not None:
@@ -138,6 +120,4 @@ def render_png(spec: ChartSpec) -> bytes:
             loc="lower left", bbox_to_anchor=(0.0, 1.01), fontsize=8, frameon=False, ncols=min(5, drawn + 2),
             borderaxespad=0.0, handlelength=1.6, columnspacing=1.2,
         )  # fmt: skip
-    out = io.BytesIO()
-    fig.savefig(out, format="png", dpi=DPI, facecolor="white", pil_kwargs={"compress_level": 3})
-    return out.getvalue()
+    return png(fig, DPI, compress_level=3)

@@ -2,20 +2,19 @@
 
 One bar group a day of the period (UTC): down minutes in the page colour, slow minutes in the
 ticket colour, left-out minutes in grey, on a shared axis of minutes. matplotlib's Agg canvas on a
-`Figure` of its own (never pyplot, so report threads can draw at once), as the alert chart.
+`Figure` of its own (never pyplot, so report threads can draw at once), styled as every chart (monitor.chartstyle).
 """
 
 from __future__ import annotations
 
-import base64
-import io
 from datetime import timedelta
 
+from monitor import chartstyle
+from monitor.chartstyle import TEXT, tidy
 from monitor.palette import NEUTRAL, SEVERITY_COLORS
 from monitor.reports.sla.report import ContractResult
 
 WIDTH_PX, HEIGHT_PX, DPI = 960, 280, 120
-TEXT, GRID = "#262730", "#e6e8eb"
 
 
 def daily_minutes(result: ContractResult) -> tuple[list, list[int], list[int], list[int]]:
@@ -54,20 +53,14 @@ def render_png(result: ContractResult) -> bytes:
     axes.bar([i + width for i in x], left, width, color=NEUTRAL, alpha=0.45, label="left out")
     step = max(1, len(days) // 15)
     axes.set_xticks(x[::step], [d.strftime("%d %b") for d in days[::step]], fontsize=7, color=TEXT)
-    axes.tick_params(axis="y", labelsize=7, colors=TEXT)
     axes.set_ylabel("minutes (UTC day)", fontsize=8, color=TEXT)
     axes.set_title(f"{result.name}: minutes down, slow and left out, per day", fontsize=9, color=TEXT, loc="left")
-    axes.grid(axis="y", color=GRID)
-    axes.set_axisbelow(True)
-    for side in ("top", "right"):
-        axes.spines[side].set_visible(False)
+    tidy(axes, labelsize=7)
+    axes.grid(False, axis="x")
     axes.legend(fontsize=7, frameon=False, loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=3)  # beside the title
     figure.tight_layout()
-    out = io.BytesIO()
-    figure.savefig(out, format="png")
-    return out.getvalue()
+    return chartstyle.png(figure, DPI)
 
 
 def data_url(result: ContractResult) -> str:
-    """The chart inline (`data:` URL): the HTML is one file, and the PDF engine fetches nothing."""
-    return "data:image/png;base64," + base64.b64encode(render_png(result)).decode()
+    return chartstyle.data_url(render_png(result))

@@ -1,18 +1,17 @@
 """The weekly report's chart (pure: values in, PNG bytes out): one provider's TTFT p50 per day of the
 week, this week in the provider's colour against the week before in grey, Monday to Sunday.
 
-Drawn like the alert chart (monitor.alerts.chart): matplotlib's Agg canvas on a Figure of its own,
+Drawn like the alert chart (monitor.chartstyle): matplotlib's Agg canvas on a Figure of its own,
 never pyplot, so the leader's job and the dashboard can draw at once; colours from monitor.palette.
 """
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Sequence
 
 from monitor import fmt
-from monitor.alerts.chart import GRID, TEXT, _level_ticks
+from monitor.chartstyle import TEXT, level_ticks, png, tidy
 from monitor.palette import NEUTRAL, provider_colors
 
 WIDTH_PX, HEIGHT_PX, DPI = 880, 300, 110
@@ -47,23 +46,15 @@ def ttft_week_png(
     top = max(finite) * 1.1 if finite else 0.0
     if not finite:
         ax.text(0.5, 0.5, "no successful probes in either week", transform=ax.transAxes, ha="center", color=NEUTRAL)
-    ticks = _level_ticks(top)
+    ticks = level_ticks(top)
     ax.set_xlim(-0.3, 6.3)
     ax.set_ylim(0, max(ticks[-1], top) or 1.0)
     ax.set_xticks(x, list(DAYS))
     ax.set_yticks(ticks, ["0" if v == 0 else fmt.ms(v) for v in ticks])
-    ax.grid(True, color=GRID, lw=0.8)
-    ax.set_axisbelow(True)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    for side in ("left", "bottom"):
-        ax.spines[side].set_color("#c9ccd1")
-    ax.tick_params(colors=TEXT, labelsize=8.5, length=0)
+    tidy(ax)
     fig.text(0.1, 0.9, f"{provider}: TTFT p50 per day", fontsize=11, color=TEXT, fontweight="bold", va="bottom")
     ax.legend(
         loc="lower left", bbox_to_anchor=(0.0, 1.01), fontsize=8, frameon=False, ncols=2, borderaxespad=0.0,
         handlelength=2.2,
     )  # fmt: skip
-    out = io.BytesIO()
-    fig.savefig(out, format="png", dpi=DPI, facecolor="white", pil_kwargs={"compress_level": 6})
-    return out.getvalue()
+    return png(fig, DPI)

@@ -7,12 +7,12 @@ engine fetches nothing else), `cid:` parts in the mail.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from email.message import EmailMessage
 
 from monitor import fmt
+from monitor.chartstyle import data_url
 from monitor.mail.compose import InlineImage, Templates, compose
 from monitor.reports.weekly.figures import FIGURES
 from monitor.reports.weekly.report import WeeklyReport
@@ -98,10 +98,6 @@ def _context(report: WeeklyReport, image: Callable[[str], str | None]) -> dict:
 def share_text(value: float | None) -> str:
     """An SLO's objective, attainment or budget: two decimals (99.95%), where fmt.pct rounds to 100%."""
     return fmt.DASH if value is None else f"{value * 100:.2f}%"
-
-
-def data_url(png: bytes) -> str:
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
 def render_html(report: WeeklyReport) -> str:
