@@ -12,6 +12,7 @@ import pytest
 from monitor.config import load_config_text
 from monitor.storage.db import normalize_url
 from monitor.storage.pooler import prepare_policy
+from tests.docs_blocks import fenced
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "deploy-production.md"
@@ -19,7 +20,7 @@ VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", DOC.read_text(), re.S)
+    return fenced(DOC.read_text(), language)
 
 
 @pytest.mark.parametrize("snippet", blocks("yaml"), ids=lambda s: s.splitlines()[0][:40])

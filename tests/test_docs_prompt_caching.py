@@ -5,20 +5,20 @@ from __future__ import annotations
 
 import io
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 from monitor.commands.check_config import check_config_command
 from monitor.config import load_config_text
+from tests.docs_blocks import fenced
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "prompt-caching.md"
 
 
 def yaml_blocks() -> list[str]:
-    return re.findall(r"```yaml\n(.*?)```", DOC.read_text(), re.S)
+    return fenced(DOC.read_text(), "yaml")
 
 
 def test_every_yaml_snippet_loads_as_config(tmp_path):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from monitor.config import load_config_text
+from tests.docs_blocks import fenced
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "vantage-points.md"
@@ -22,7 +22,7 @@ BASE = {
 
 
 def blocks(lang: str) -> list[str]:
-    return re.findall(rf"```{lang}\n(.*?)```", DOC.read_text(), flags=re.S)
+    return fenced(DOC.read_text(), lang)
 
 
 def test_every_yaml_snippet_loads_as_config(tmp_path):

@@ -16,15 +16,16 @@ import yaml
 from monitor.config import load_config_text
 from monitor.sample import write_csv
 from tests.commandline import firsttoken_cli
+from tests.docs_blocks import fenced, section
 from tests.reports.test_sla_month import MONTH, planted
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = (ROOT / "docs" / "reports.md").read_text()
-SECTION = PAGE[PAGE.index("## SLA report") : PAGE.index("## Weekly report")]
+SECTION = section(PAGE, "## SLA report", "## Weekly report")
 
 
 def _blocks(kind: str) -> list[str]:
-    return re.findall(rf"```{kind}\n(.*?)```", SECTION, flags=re.S)
+    return fenced(SECTION, kind)
 
 
 def test_the_contract_loads_and_the_commands_write_the_report(tmp_path):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,16 +14,17 @@ import yaml
 
 from monitor.storage import migrate
 from monitor.storage.db import make_engine
+from tests.docs_blocks import fenced, section
 from tests.mailserver import MailServer
 from tests.reports import weekly_seed as seed
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = (ROOT / "docs" / "reports.md").read_text()
-SECTION = PAGE[PAGE.index("## Weekly report") :]
+SECTION = section(PAGE, "## Weekly report")
 
 
 def _blocks(kind: str) -> list[str]:
-    return re.findall(rf"```{kind}\n(.*?)```", SECTION, flags=re.S)
+    return fenced(SECTION, kind)
 
 
 def test_the_pages_commands_write_and_mail_the_report(tmp_path):
