@@ -13,17 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from monitor.reports.sla.minutes import (
-    DOWN,
-    MAINTENANCE,
-    NO_DATA,
-    OK,
-    SLOW,
-    UP,
-    Evidence,
-    Verdicts,
-    runs,
-)
+from monitor.reports.sla.minutes import DOWN, OK, SLOW, UP, Evidence, Verdicts, runs
 
 
 @dataclass(frozen=True)
@@ -240,4 +230,4 @@ def utc(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
 
 
-__all__ = ["MAINTENANCE", "NO_DATA", "ContractResult", "LeftOut", "Measure", "Period", "SlaReport", "assess"]
+__all__ = ["ContractResult", "LeftOut", "Measure", "Period", "SlaReport", "assess"]
