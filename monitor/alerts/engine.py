@@ -18,7 +18,8 @@ and replays the samples since, which reproduces them (detectors are deterministi
 repeating a recorded transition; SLO burns rebuild from raw samples. Any failure drops the memory,
 so the next round starts again from the database. Samples started in the last `settle_s` wait for
 the next round: a slow probe is written after a fast one that started later, and a detector only
-takes samples in time order.
+takes samples in time order. A probe can lag longer than that (its timeout); each round also reads
+back over that lag (WRITE_MARGIN_S) and every series takes only what it has not seen.
 """
 
 from __future__ import annotations
@@ -61,6 +62,13 @@ PROBING_INTERVALS = 3  # an agent probed a target "within the rule's window": al
 # A series this far behind its target's newest sample belongs to an agent that left (or stopped): it no
 # longer holds the target's read cursor back. Wider than a checkpoint's age, so a replay misses nothing.
 DEPARTED_BEHIND = timedelta(hours=1)
+# A probe is written when it ends: up to its timeout after it started, plus the writer's flush. Reading
+# from the cursor alone misses a slow probe that started before a faster one already read (another
+# agent's, or another target's under one SLO) whenever the timeout is longer than `settle_s` — with the
+# defaults (60 s, 15 s) a timed-out probe from a vantage point new to the target, or one of several
+# targets under one SLO, was never judged. So reading resumes this long before the cursor, and every
+# series skips what it has already seen (rules by their (target, agent) cursor, SLOs by theirs).
+WRITE_MARGIN_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +114,17 @@ def _oldest(*cursors: Mapping[str, datetime | None]) -> dict[str, datetime | Non
     return out
 
 
+def _resume(cursors: Mapping[str, datetime | None], targets, settle_s: float) -> dict[str, datetime | None]:
+    """Per target, where reading resumes: its cursor less the part of its timeout `settle_s` does not
+    cover (WRITE_MARGIN_S), so a probe written late is still read."""
+    timeouts = {t.id: t.timeout_s for t in targets}
+    out: dict[str, datetime | None] = {}
+    for target, at in cursors.items():
+        late_s = max(0.0, timeouts.get(target, 0.0) + WRITE_MARGIN_S - settle_s)
+        out[target] = None if at is None else at - timedelta(seconds=late_s)
+    return out
+
+
 class StaleEngineError(RuntimeError):
     """Another engine evaluated since this one read the database: its memory is out of date."""
 
@@ -118,9 +137,11 @@ class AlertEngine:
         self._loaded: set[tuple[str, str]] = set()  # (rule, target) pairs whose checkpoints are loaded
         self._token: str | None = None
         self._burns = SloBurns()
+        self._read_to: dict[tuple[str, str], datetime] = {}  # (target, agent) -> the newest probe read
 
     def _forget(self) -> None:
         self._series.clear()
+        self._read_to.clear()
         self._loaded.clear()
         self._burns.clear()
 
@@ -167,7 +188,7 @@ class AlertEngine:
             windows = windows_through(conn, config.maintenance, self._burns.reach(now), now)  # DESIGN §16
             self._burns.exclude(windows)  # probes in our windows are left out of SLO budgets
             fresh_slos = self._burns.rebuild(conn, now, until, unhealthy)
-            cursors = _oldest(self._cursors(members), self._burns.cursors())
+            cursors = _resume(_oldest(self._cursors(members), self._burns.cursors()), config.targets, opts.settle_s)
             floor = now - timedelta(seconds=opts.bootstrap_s)
             points = fetch_new(conn, cursors, floor=floor, until=until)
             live = load_live(conn)
@@ -223,13 +244,25 @@ class AlertEngine:
         mono = time.monotonic()
         for key in saving:
             self._series[key].saved_at, self._series[key].dirty = mono, False
-        total = sum(len(p) for p in points.values())
+        total = self._count_new(points)
         transitions = sum(1 for c in changes if c.delete or c.record.id is None or not c.record.live or c.events)
         elapsed_s = time.monotonic() - started
         return RoundStats(
             total, detected.evaluated, len(changes), transitions, queued, len(saved), elapsed_s, asked, judged,
             tuple(changes),
         )  # fmt: skip
+
+    def _count_new(self, points: Mapping[str, Any]) -> int:
+        """Probes read for the first time (reading resumes before the cursors: see WRITE_MARGIN_S)."""
+        new = 0
+        for target, read in points.items():
+            for p in read:
+                key = (target, p.agent)
+                last = self._read_to.get(key)
+                if last is None or p.started_at > last:  # one (target, agent) probes one at a time
+                    self._read_to[key] = p.started_at
+                    new += 1
+        return new
 
     def _detect(self, rules, members, points, live, intervals, unhealthy, now: datetime) -> _Detected:
         """Each (rule, target)'s new samples into its agents' detectors, the quorum folded in."""

@@ -18,7 +18,7 @@ already sent, so nothing is paged twice and nothing is lost.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from monitor.alerts.feed import NOT_MEASURED, Point, history
@@ -38,9 +38,16 @@ class _Series:
     scope: SloScope
     targets: tuple[str, ...]
     burn: ScopeBurn
-    cursor: datetime | None = None
+    cursor: datetime | None = None  # the newest probe fed: where the engine reads on from
+    # (target, agent) -> its newest probe fed. The engine reads back from the cursor by what a slow probe
+    # may lag (engine.WRITE_MARGIN_S); a probe is new when it is newer than its own stream's last.
+    seen: dict[tuple[str, str], datetime] = field(default_factory=dict)
     fired_ts: float | None = None
     last: Verdict | None = None
+
+    def is_new(self, p: Point) -> bool:
+        last = self.seen.get((p.target, p.agent))
+        return last is None or p.started_at > last
 
 
 class SloBurns:
@@ -110,7 +117,7 @@ class SloBurns:
         fed = 0
         for key, series in self._series.items():
             merged = sorted(
-                (p for t in series.targets for p in points.get(t, ()) if p.started_at > series.cursor),
+                (p for t in series.targets for p in points.get(t, ()) if series.is_new(p)),
                 key=lambda p: (p.started_at, p.id),
             )
             events = []
@@ -149,14 +156,18 @@ class SloBurns:
 
     @staticmethod
     def _feed(series: _Series, p: Point, unhealthy: Collection[str], maintenance: Coverage) -> Verdict | None:
-        series.cursor = p.started_at
+        series.cursor = p.started_at if series.cursor is None else max(series.cursor, p.started_at)
+        series.seen[(p.target, p.agent)] = p.started_at
         if p.agent in unhealthy or p.error_kind == NOT_MEASURED:
             return None  # that vantage point reaches no provider / the probe was cut short by a stop
         if maintenance.covers(p.target, p.started_at):
             return None  # planned work: not in the budget
         values = {"ttft_ms": p.ttft_ms, "ttft_answer_ms": p.ttft_answer_ms, "total_ms": p.total_ms, "tps": p.tps}
         good = is_good(series.definition.good, p.ok, p.error_kind, values)
-        verdict = series.burn.observe(p.agent, p.started_at.timestamp(), not good)
+        # A probe written late (slow, or a timeout) may be older than its agent's newest on another target
+        # of the scope: it counts at that newest time, as a burn's windows take an agent's probes in order.
+        at_s = max(p.started_at.timestamp(), series.burn.last_ts(p.agent) or 0.0)
+        verdict = series.burn.observe(p.agent, at_s, not good)
         if verdict.event == FIRING:
             series.fired_ts = verdict.timestamp_s
         if verdict.window is not None:

@@ -46,6 +46,11 @@ class ScopeBurn:
         self.views: dict[str, tuple[tuple[float, float, bool], ...]] = {}
         self.severity: str | None = None  # of the live alert; None while it does not fire
 
+    def last_ts(self, agent: str) -> float | None:
+        """When `agent`'s newest probe counted here started (None: none yet)."""
+        counts = self.agents.get(agent)
+        return None if counts is None else counts.last_ts
+
     def observe(self, agent: str, ts: float, bad: bool) -> Verdict:
         counts = self.agents.get(agent)
         if counts is None:
