@@ -137,3 +137,43 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
 def password(env: Mapping[str, str] | None = None) -> str | None:
     env = os.environ if env is None else env
     return env.get(ENV_PASSWORD) or None
+
+
+def oidc_in_secrets(paths: tuple[Path, ...] | None = None) -> bool:
+    """Is OIDC (`[auth]`) in a secrets.toml Streamlit reads (the working directory's, then the user's)?
+    Read before Streamlit starts, so `firsttoken dashboard` can tell a protected dashboard from an open one."""
+    import tomllib
+
+    paths = paths or (Path.cwd() / ".streamlit" / "secrets.toml", Path.home() / ".streamlit" / "secrets.toml")
+    for path in paths:
+        try:
+            if "auth" in tomllib.loads(path.read_text()):
+                return True
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+    return False
+
+
+def open_to_the_network(host: str, env: Mapping[str, str], oidc: bool) -> bool:
+    """Would the SRE pages be served with no sign-in beyond this machine? (Any address but loopback.)"""
+    import ipaddress
+
+    if oidc or password(env):
+        return False
+    if host == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True  # a host name: whatever it resolves to, it is not known to be this machine only
+
+
+def sign_in_problem(host: str, no_sign_in: bool, env: Mapping[str, str] | None = None) -> str | None:
+    """Why `--host HOST` must not start (the SRE pages open to the network), or None."""
+    env = os.environ if env is None else env
+    if no_sign_in or not open_to_the_network(host, env, oidc_in_secrets()):
+        return None
+    return (
+        f"--host {host} would serve every SRE page to the network with no sign-in: set {ENV_PASSWORD}, "
+        "configure OIDC ([auth] in .streamlit/secrets.toml), or pass --no-sign-in"
+    )

@@ -1,6 +1,9 @@
-"""`firsttoken dashboard [--port 8501] [--host 127.0.0.1] [--no-browser]`: the Streamlit app.
+"""`firsttoken dashboard [--port 8501] [--host 127.0.0.1] [--no-browser] [--no-sign-in]`: the Streamlit app.
 
 The child process is started and stopped by `dashboard.launch` (which `firsttoken demo` uses too).
+Nothing is open to the network by default: bound beyond loopback with neither a password
+(FIRSTTOKEN_DASHBOARD_PASSWORD) nor OIDC, it refuses to start (exit 2) unless `--no-sign-in` says
+the openness is meant (a container whose port is published on loopback only, a private network).
 """
 
 from __future__ import annotations
@@ -19,6 +22,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port to listen on (default {DEFAULT_PORT})")
     p.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST}; 0.0.0.0 for all)")
     p.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
+    add_no_sign_in(p)
+
+
+def add_no_sign_in(p: argparse.ArgumentParser) -> None:
+    """`--no-sign-in`, shared with `firsttoken demo`."""
+    p.add_argument(
+        "--no-sign-in",
+        action="store_true",
+        help="serve the SRE pages with no sign-in on a non-loopback --host (without it, that needs "
+        "FIRSTTOKEN_DASHBOARD_PASSWORD or OIDC)",
+    )
 
 
 def _exit_once(*_) -> None:
@@ -29,8 +43,13 @@ def _exit_once(*_) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dashboard.settings import ENV_CONFIG, load_settings
+    from dashboard.settings import ENV_CONFIG, load_settings, sign_in_problem
     from monitor.storage.db import redact_url
+
+    port, host = getattr(args, "port", DEFAULT_PORT), getattr(args, "host", DEFAULT_HOST)
+    if problem := sign_in_problem(host, getattr(args, "no_sign_in", False)):
+        print(f"firsttoken: {problem}", file=sys.stderr)
+        return 2
 
     config = getattr(args, "config", DEFAULT_CONFIG)
     # The dashboard's own URL (a read-only role) wins, then FIRSTTOKEN_DATABASE_URL, then the
@@ -39,7 +58,6 @@ def run(args: argparse.Namespace) -> int:
     if settings.config_problem and os.path.exists(config):
         print(f"firsttoken: {settings.config_problem}", file=sys.stderr)
     url = settings.database_url
-    port, host = getattr(args, "port", DEFAULT_PORT), getattr(args, "host", DEFAULT_HOST)
     # SIGTERM (docker stop, kill) and SIGINT must run the `finally` below, or Streamlit
     # outlives us; set explicitly, as a parent may have started us with SIGINT ignored.
     for signum in (signal.SIGTERM, signal.SIGINT):

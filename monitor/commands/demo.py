@@ -9,6 +9,7 @@ import socket
 from pathlib import Path
 
 from monitor import envvars
+from monitor.commands.dashboard import add_no_sign_in
 from monitor.errors import UsageError
 from monitor.units import parse_duration
 
@@ -36,6 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--port", type=int, default=8501, help="dashboard port (default 8501)")
     p.add_argument("--host", default="127.0.0.1", help="dashboard address to listen on (default 127.0.0.1)")
+    add_no_sign_in(p)
     p.add_argument("--interval", default="30s", metavar="DURATION", help="live probe interval (default 30s)")
     p.add_argument("--no-browser", action="store_true", help="do not open a browser")
     p.add_argument("--no-dashboard", action="store_true", help="run without the dashboard")
@@ -105,11 +107,15 @@ def port_free(host: str, port: int) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     # Imported before the worker pool forks, so the workers start with the probe stack loaded.
+    from dashboard.settings import sign_in_problem
     from monitor.demo.backfill import WorkerPool
     from monitor.demo.runner import run_demo, say
     from monitor.eventloop import run_async
 
     options = options_from(args)
+    if options.dashboard and (problem := sign_in_problem(options.host, getattr(args, "no_sign_in", False))):
+        say(problem)
+        return 2
     if options.dashboard and not port_free(options.host, options.port):
         say(f"port {options.port} is in use (another dashboard?): pass --port N, or --no-dashboard")
         return 1

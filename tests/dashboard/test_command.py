@@ -55,3 +55,32 @@ def test_dashboard_url_wins_over_the_config_and_keys_are_not_needed(tmp_path, mo
         "FIRSTTOKEN_DASHBOARD_DATABASE_URL": "sqlite:///ro.db",
     }
     assert load_settings(both).database_url == "sqlite:///ro.db"
+
+
+def test_beyond_loopback_with_no_sign_in_it_refuses_to_start(tmp_path):
+    """Nothing is open to the network by default: `--host 0.0.0.0` with no password or OIDC exits 2 with one
+    line before anything starts; `--no-sign-in` says the openness is meant. The demo keeps the same rule."""
+    from tests.commandline import firsttoken_cli
+
+    url = f"sqlite:///{tmp_path / 'unused.db'}"
+    for command in (["dashboard", "--no-browser"], ["demo", "--no-browser", "--backfill", "0s"]):
+        done = firsttoken_cli(tmp_path, url, *command, "--host", "0.0.0.0", "--port", "1", timeout_s=60)
+        assert done.returncode == 2, done.stderr
+        (line,) = [x for x in done.stderr.splitlines() + done.stdout.splitlines() if "sign-in" in x]
+        assert "--host 0.0.0.0" in line and "FIRSTTOKEN_DASHBOARD_PASSWORD" in line and "--no-sign-in" in line
+
+
+def test_which_addresses_are_open_to_the_network(tmp_path):
+    from dashboard.settings import oidc_in_secrets, open_to_the_network
+
+    for host in ("127.0.0.1", "127.0.0.2", "::1", "localhost"):
+        assert not open_to_the_network(host, {}, oidc=False), host
+    for host in ("0.0.0.0", "::", "10.0.0.5", "dashboard.internal"):
+        assert open_to_the_network(host, {}, oidc=False), host
+        assert not open_to_the_network(host, {"FIRSTTOKEN_DASHBOARD_PASSWORD": "s3cret"}, oidc=False)
+        assert not open_to_the_network(host, {}, oidc=True)
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text('[connections.x]\nurl = "y"\n')
+    assert not oidc_in_secrets((secrets,))
+    secrets.write_text('[auth]\nredirect_uri = "https://d.example/oauth2callback"\n')
+    assert oidc_in_secrets((tmp_path / "missing.toml", secrets))
