@@ -32,6 +32,7 @@ from monitor.leader.election import LEADER_RETRY_S, LeaderElection
 from monitor.leader.identity import instance_name
 from monitor.leader.jobs import leader_jobs
 from monitor.probe.cache_pair import probe_round
+from monitor.probe.cost import over_budget
 from monitor.probe.tokens import warm_up as warm_up_tokenizer
 from monitor.probe.transport.lanes import ClientLanes, warm_up
 from monitor.probe.transport.proxy import proxy_passwords
@@ -234,6 +235,13 @@ class Service:
             self.metrics.config_reloads.labels("refused").inc()
             log.error("config reload refused, keeping the running config: %s", exc)
             return False
+        if over := over_budget(config):
+            verdict, refuse = over
+            if refuse:  # the same rule as at start: a reload must not take the spend past the budget
+                self.metrics.config_reloads.labels("refused").inc()
+                log.error("config reload refused, keeping the running config: %s (budget.action refuse)", verdict)
+                return False
+            log.warning("config reloaded over budget: %s", verdict)
         self._secrets = config.secrets | self._env_secrets
         self._redaction.update(self._secrets)
         if config.alerting != self.config.alerting:

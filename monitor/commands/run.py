@@ -70,15 +70,14 @@ def run(args: argparse.Namespace) -> int:
     host, port = parse_listen(args.listen)
     spool_max_bytes = parse_spool_size(args.spool_max_bytes)
     config = load_config(args.config)
-    if config.budget is not None:
-        from monitor.probe.cost import budget_verdict, project_monthly
+    from monitor.probe.cost import over_budget
 
-        verdict = budget_verdict(project_monthly(config), config.budget)
-        if verdict and config.budget.action == "refuse":
+    if over := over_budget(config):
+        verdict, refuse = over
+        if refuse:
             print(f"firsttoken run: {verdict}; not starting (budget.action refuse)", file=sys.stderr)
             return 2
-        if verdict:
-            print(f"firsttoken run: warning: {verdict}", file=sys.stderr)
+        print(f"firsttoken run: warning: {verdict}", file=sys.stderr)
     if idle := idle_agent_warning(config):
         print(f"firsttoken run: warning: {idle}", file=sys.stderr)
     engine = make_engine(config.database_url)

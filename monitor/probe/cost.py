@@ -76,6 +76,15 @@ def _reasoning_tokens(reasoning) -> int:
     return reasoning_budget(ReasoningSetting(reasoning.effort, reasoning.budget_tokens))
 
 
+def over_budget(config) -> tuple[str, bool] | None:
+    """(one line, refuse?) when a config's projected monthly cost exceeds its `budget:`, else None.
+    What `firsttoken run` checks as it starts and again on each config reload."""
+    if config.budget is None:
+        return None
+    verdict = budget_verdict(project_monthly(config), config.budget)
+    return None if verdict is None else (verdict, config.budget.action == "refuse")
+
+
 def budget_verdict(projection: Projection, budget) -> str | None:
     """One line when the projection exceeds the budget, else None."""
     if budget is None or projection.total_usd <= budget.monthly_usd:

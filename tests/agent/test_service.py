@@ -121,11 +121,25 @@ def test_service_probes_stores_reloads_and_shuts_down_cleanly(tmp_path, simulato
         before = len(stored(db))
         assert wait_for(lambda: len(stored(db)) > before + 3, 15)
         assert service.healthy()
+
+        # A reload over a `budget:` that refuses is refused as a start would be: the running config stays.
+        pricey = "sim:ttft=10:itl=1:tokens=4:jitter=0"
+        write_config(config, simulator, [fast, limited, added, pricey], db)
+        spec = json.loads(config.read_text())
+        spec["prices"] = {f"sim/{pricey}": {"input": 1000.0, "output": 1000.0}}
+        spec["budget"] = {"monthly_usd": 1, "action": "refuse"}
+        config.write_text(json.dumps(spec))
+        service.proc.send_signal(signal.SIGHUP)
+        before = len(stored(db))
+        assert wait_for(lambda: len(stored(db)) > before + 6, 15)
+        assert f"sim/{pricey}@local:short" not in {t for t, *_ in stored(db)}
+        assert 'firsttoken_config_reloads_total{result="refused"} 2.0' in service.metrics()
     finally:
         code = service.stop()
         output = service.output()
     assert code == 0, output
     assert "config reload refused" in output
+    assert "exceeds budget.monthly_usd $1.00 (budget.action refuse)" in output
     assert "Traceback" not in output
     # SIGTERM flushed everything: every probe /metrics counted is in the database.
     assert stored(db)
