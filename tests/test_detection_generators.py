@@ -1,6 +1,6 @@
-"""The newest detection generator (benchmarks/detection/synthetic_f.py) keeps its labels true: the same
-seed gives the same series, a labelled shift is where the samples moved (also after the agent's gaps
-are cut out), and the noise is as wide as asked."""
+"""The newest detection generators (benchmarks/detection/synthetic_f.py, synthetic_g.py) keep their labels
+true: the same seed gives the same series, a labelled shift is where the samples moved (also after f's
+agent gaps are cut out), and the noise is as wide as asked."""
 
 from __future__ import annotations
 
@@ -8,25 +8,33 @@ import math
 import statistics
 from itertools import pairwise
 
+import pytest
+
 from benchmarks.detection.synthetic_f import generate_f, plan_steps_f
+from benchmarks.detection.synthetic_g import generate_g, plan_steps_g
 
 N = 8640  # a month at 5-minute sampling
 INTERVAL_S = 300.0
+GENERATORS = pytest.mark.parametrize(
+    "plan,generate", [(plan_steps_f, generate_f), (plan_steps_g, generate_g)], ids=["f", "g"]
+)
 
 
-def test_same_seed_same_series():
-    steps = plan_steps_f(3, N, INTERVAL_S)
-    assert generate_f(3, N, INTERVAL_S, 0.3, steps) == generate_f(3, N, INTERVAL_S, 0.3, steps)
-    assert generate_f(4, N, INTERVAL_S, 0.3, steps).values != generate_f(3, N, INTERVAL_S, 0.3, steps).values
+@GENERATORS
+def test_same_seed_same_series(plan, generate):
+    steps = plan(3, N, INTERVAL_S)
+    assert generate(3, N, INTERVAL_S, 0.3, steps) == generate(3, N, INTERVAL_S, 0.3, steps)
+    assert generate(4, N, INTERVAL_S, 0.3, steps).values != generate(3, N, INTERVAL_S, 0.3, steps).values
 
 
-def test_labelled_shifts_are_where_the_samples_moved():
+@GENERATORS
+def test_labelled_shifts_are_where_the_samples_moved(plan, generate):
     """Inside a label the samples sit log(factor) above the level (the noise is wider there, so most,
     not all); just before and after it they do not (the labels line up, across the cut-out gaps)."""
     inside_off, edges = [], []
     for seed in range(1, 4):
-        steps = plan_steps_f(seed, N, INTERVAL_S, max_ramp=0)
-        series = generate_f(seed, N, INTERVAL_S, 0.2, steps)
+        steps = plan(seed, N, INTERVAL_S, max_ramp=0)
+        series = generate(seed, N, INTERVAL_S, 0.2, steps)
         assert series.steps and all(0 <= s.start < s.end <= len(series.values) for s in series.steps)
 
         def residuals(lo, hi, series=series):
@@ -44,9 +52,10 @@ def test_labelled_shifts_are_where_the_samples_moved():
     assert sum(edges) >= 0.9 * len(edges)
 
 
-def test_noise_is_as_wide_as_asked_and_times_increase():
+@GENERATORS
+def test_noise_is_as_wide_as_asked_and_times_increase(plan, generate):
     for sigma in (0.2, 0.4):
-        series = generate_f(11, N, INTERVAL_S, sigma)
+        series = generate(11, N, INTERVAL_S, sigma)
         residuals = [math.log(v) - lv for v, lv in zip(series.values, series.level_log, strict=True) if v is not None]
         center = statistics.median(residuals)
         spread = 1.4826 * statistics.median(abs(r - center) for r in residuals)
