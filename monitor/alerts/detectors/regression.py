@@ -15,7 +15,9 @@ it roughly normal and a 2x shift the same distance at 200 ms as at 2 s;
    `baseline_window_s`), so the return from a spell of better-than-usual
    latency does not read as a regression. Noise scale = a long running mean
    of |residual| clipped at 2 sds, never below 0.8x the window's IQR (so a
-   noisier series raises it at once).
+   noisier series raises it at once), nor below the noise of the last two
+   hours read from neighbouring samples' differences (`spell.py`: a noisy
+   spell of an hour, which a running mean misses and a shift barely moves).
 3. Evidence: a bank of CUSUM charts, one per shift size from `min_change`
    up to 100x in steps of 1.3x in log. Each adds the log-likelihood ratio
    of "level shifted by mu" against "no shift" under a normal noise
@@ -75,6 +77,7 @@ from typing import Any
 from monitor.alerts.detectors.adaptive import AdaptiveChart
 from monitor.alerts.detectors.base import FIRING, OK, PENDING, DetectorSettings, Evaluation, Lifecycle
 from monitor.alerts.detectors.baseline import Baseline
+from monitor.alerts.detectors.spell import NoisySpell
 from monitor.alerts.detectors.stats import median, mixture_llr
 from monitor.alerts.detectors.sustained import SAMPLES, SPIKE_LOG, sustained_shift
 
@@ -117,6 +120,7 @@ class RegressionDetector:
         self.charts = [0.0] * len(self.mus)
         self.run_start = [0.0] * len(self.mus)  # timestamp each chart last rose from zero
         self.adaptive = AdaptiveChart()  # a shift size and its noise from the data (adaptive.py)
+        self.spell = NoisySpell()  # the noise as it is now (spell.py)
         self.change_ts: float | None = None  # where the shift being judged began: `value` is its median
         self.recovery = 0.0
         self.fired_ts: float | None = None
@@ -136,7 +140,11 @@ class RegressionDetector:
             return Evaluation(ts, life.state, evaluated=False, value=self._value())
 
         level = base.level(ts)
-        scale = base.scale()
+        if life.state == OK and not self._accumulating():
+            self.spell.push(x - level)
+        else:
+            self.spell.skip(x - level)  # a shift building up or being judged is not noise (step 5)
+        scale = self.spell.scale(base.scale(), base.autocorrelation())
         if life.state == OK and x - level < self.mus[0] / 2 and not any(self.charts) and not self.adaptive.active():
             # Every chart is at zero and this sample is nearer "no shift" than any shift, so every
             # log-likelihood ratio is negative: nothing can move.
@@ -292,6 +300,7 @@ class RegressionDetector:
             "charts": list(self.charts),
             "run_start": list(self.run_start),
             "adaptive": self.adaptive.to_state(),
+            "spell": self.spell.to_state(),
             "change_ts": self.change_ts,
             "recovery": self.recovery,
             "fired_ts": self.fired_ts,
@@ -309,6 +318,7 @@ class RegressionDetector:
         ):
             return det
         det.base.load(state.get("baseline", {}))
+        det.spell.load(state.get("spell"))
         if [float(m) for m in state.get("mus", [])] == det.mus:  # the rule's min_change is unchanged
             det.charts = [float(c) for c in state.get("charts", det.charts)]
             det.run_start = [float(t) for t in state.get("run_start", det.run_start)]
