@@ -2,7 +2,7 @@
 
 `synthetic_c.py` was run to report twice; a detector change judged on it
 again would start to be tuned on it. This one was written for the next
-judgement (issue 21 item 7), shares no code with the others, and models
+judgement (issue 21 item 7), shares no model with the others (only labelled.py's containers), and models
 what none of them does:
 
 - noise: Laplace (double exponential) in log space, heavier-shouldered
@@ -27,31 +27,11 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+
+from benchmarks.detection.labelled import Series, Step, plan_steps
 
 EPOCH_S = 1_769_904_000.0  # 2026-02-01T00:00Z, a Sunday
 DAY_S = 86400.0
-
-
-@dataclass(frozen=True)
-class StepD:
-    start: int
-    end: int
-    factor: float
-    ramp: int
-
-
-@dataclass(frozen=True)
-class SeriesD:
-    interval_s: float
-    times: tuple[float, ...]
-    values: tuple[float | None, ...]
-    steps: tuple[StepD, ...]
-    level_log: tuple[float, ...] = ()  # the noise-free level without the shifts (dips and creep included)
-    sd: tuple[float, ...] = ()  # each sample's noise sd (Laplace, as an sd)
-
-    def points(self):
-        yield from zip(self.times, self.values, strict=True)
 
 
 def plan_steps_d(
@@ -63,22 +43,15 @@ def plan_steps_d(
     durations_s: tuple[float, float] = (3600.0, DAY_S),
     gaps_s: tuple[float, float] = (8 * 3600.0, 2 * DAY_S),
     max_ramp: int = 12,
-) -> tuple[StepD, ...]:
+) -> tuple[Step, ...]:
     rng = random.Random(f"d-steps-{seed}")
-    out, at = [], int(1.5 * DAY_S / interval_s)
-    while True:
-        at += int(rng.uniform(*gaps_s) / interval_s)
-        length = max(1, int(math.exp(rng.uniform(math.log(durations_s[0]), math.log(durations_s[1]))) / interval_s))
-        if at + length >= n:
-            break
-        factor = math.exp(rng.uniform(math.log(factors[0]), math.log(factors[1])))
-        ramp = rng.choice((0, 0, rng.randint(1, max_ramp))) if max_ramp else 0
-        out.append(StepD(at, at + length, factor, ramp))
-        at += length
-    return tuple(out)
+    return plan_steps(
+        rng, n, interval_s, first_s=1.5 * DAY_S, factors=factors, durations_s=durations_s, gaps_s=gaps_s,
+        ramp=lambda r: r.choice((0, 0, r.randint(1, max_ramp))) if max_ramp else 0,
+    )  # fmt: skip
 
 
-def generate_d(seed: int, n: int, interval_s: float, sigma: float, steps: tuple[StepD, ...] = ()) -> SeriesD:
+def generate_d(seed: int, n: int, interval_s: float, sigma: float, steps: tuple[Step, ...] = ()) -> Series:
     rng = random.Random(f"d-series-{seed}")
     base = math.log(rng.uniform(120.0, 2500.0))
     shift, wider = [0.0] * n, [1.0] * n
@@ -134,5 +107,5 @@ def generate_d(seed: int, n: int, interval_s: float, sigma: float, steps: tuple[
             k += 1
         return position.get(k, len(kept))
 
-    restated = tuple(StepD(index(s.start), index(s.end), s.factor, s.ramp) for s in steps)
-    return SeriesD(interval_s, tuple(times), tuple(values), restated, tuple(levels), tuple(sds))
+    restated = tuple(Step(index(s.start), index(s.end), s.factor, s.ramp) for s in steps)
+    return Series(interval_s, tuple(times), tuple(values), restated, tuple(levels), tuple(sds))

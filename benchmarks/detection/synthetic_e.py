@@ -1,6 +1,7 @@
 """A fifth series generator, written before the detector's latest change was judged, and never tuned on.
 
-It shares no code with the other four and models what none of them does:
+It shares no model with the others (only labelled.py's containers and step placement) and
+models what none of them does:
 
 - noise: AR(1) in log space, phi drawn per series from 0.2 to 0.7, on
   Student-t innovations (4 degrees of freedom, scaled to the wanted sd):
@@ -29,33 +30,13 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+
+from benchmarks.detection.labelled import Series, Step, plan_steps
 
 EPOCH_S = 1_775_001_600.0  # 2026-04-01T00:00Z
 DAY_S = 86400.0
 T_DF = 4.0  # Student-t degrees of freedom of the innovations
 T_SCALE = math.sqrt((T_DF - 2.0) / T_DF)  # a t with 4 df scaled by this has unit variance
-
-
-@dataclass(frozen=True)
-class StepE:
-    start: int
-    end: int
-    factor: float
-    ramp: int
-
-
-@dataclass(frozen=True)
-class SeriesE:
-    interval_s: float
-    times: tuple[float, ...]
-    values: tuple[float | None, ...]
-    steps: tuple[StepE, ...]
-    level_log: tuple[float, ...] = ()
-    sd: tuple[float, ...] = ()
-
-    def points(self):
-        yield from zip(self.times, self.values, strict=True)
 
 
 def plan_steps_e(
@@ -67,19 +48,12 @@ def plan_steps_e(
     durations_s: tuple[float, float] = (1800.0, DAY_S),
     gaps_s: tuple[float, float] = (6 * 3600.0, 2 * DAY_S),
     max_ramp: int = 6,
-) -> tuple[StepE, ...]:
+) -> tuple[Step, ...]:
     rng = random.Random(f"e-steps-{seed}")
-    out, at = [], int(DAY_S / interval_s)
-    while True:
-        at += int(rng.uniform(*gaps_s) / interval_s)
-        length = max(1, int(math.exp(rng.uniform(math.log(durations_s[0]), math.log(durations_s[1]))) / interval_s))
-        if at + length >= n:
-            break
-        factor = math.exp(rng.uniform(math.log(factors[0]), math.log(factors[1])))
-        ramp = rng.randint(1, max_ramp) if max_ramp and rng.random() < 0.3 else 0
-        out.append(StepE(at, at + length, factor, ramp))
-        at += length
-    return tuple(out)
+    return plan_steps(
+        rng, n, interval_s, first_s=DAY_S, factors=factors, durations_s=durations_s, gaps_s=gaps_s,
+        ramp=lambda r: r.randint(1, max_ramp) if max_ramp and r.random() < 0.3 else 0,
+    )  # fmt: skip
 
 
 def _student_t(rng: random.Random) -> float:
@@ -88,7 +62,7 @@ def _student_t(rng: random.Random) -> float:
     return rng.gauss(0.0, 1.0) / math.sqrt(chi2 / T_DF) * T_SCALE
 
 
-def generate_e(seed: int, n: int, interval_s: float, sigma: float, steps: tuple[StepE, ...] = ()) -> SeriesE:
+def generate_e(seed: int, n: int, interval_s: float, sigma: float, steps: tuple[Step, ...] = ()) -> Series:
     rng = random.Random(f"e-series-{seed}")
     base = math.log(rng.uniform(150.0, 4000.0))
     phi = rng.uniform(0.2, 0.7)
@@ -129,4 +103,4 @@ def generate_e(seed: int, n: int, interval_s: float, sigma: float, steps: tuple[
         values.append(None if rng.random() < 0.005 else math.exp(log_value))
         levels.append(level)
         sds.append(sd)
-    return SeriesE(interval_s, tuple(times), tuple(values), steps, tuple(levels), tuple(sds))
+    return Series(interval_s, tuple(times), tuple(values), steps, tuple(levels), tuple(sds))

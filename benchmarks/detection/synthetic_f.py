@@ -1,6 +1,7 @@
 """A sixth series generator, written before the detector's noise-burst change and never tuned on.
 
-It shares no code with the other five and models what none of them does:
+It shares no model with the others (only labelled.py's containers and step placement) and
+models what none of them does:
 
 - noise: AR(1) in log space (phi 0.1-0.8 per series) whose innovations
   have a volatility that clusters (GARCH(1,1): a large move makes the next
@@ -33,7 +34,8 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+
+from benchmarks.detection.labelled import Series, Step, plan_steps
 
 EPOCH_S = 1_788_220_800.0  # 2026-09-01T00:00Z, a Tuesday
 DAY_S = 86400.0
@@ -41,27 +43,6 @@ DAY_S = 86400.0
 # long-run variance is w / (1 - a - b); the per-series (a, b) decide how bursty the noise is.
 GARCH_A = (0.05, 0.2)
 GARCH_PERSISTENCE = (0.85, 0.97)  # a + b
-
-
-@dataclass(frozen=True)
-class StepF:
-    start: int
-    end: int
-    factor: float
-    ramp: int
-
-
-@dataclass(frozen=True)
-class SeriesF:
-    interval_s: float
-    times: tuple[float, ...]
-    values: tuple[float | None, ...]
-    steps: tuple[StepF, ...]
-    level_log: tuple[float, ...] = ()
-    sd: tuple[float, ...] = ()
-
-    def points(self):
-        yield from zip(self.times, self.values, strict=True)
 
 
 def plan_steps_f(
@@ -73,19 +54,12 @@ def plan_steps_f(
     durations_s: tuple[float, float] = (1200.0, 2 * DAY_S),
     gaps_s: tuple[float, float] = (8 * 3600.0, 3 * DAY_S),
     max_ramp: int = 10,
-) -> tuple[StepF, ...]:
+) -> tuple[Step, ...]:
     rng = random.Random(f"f-steps-{seed}")
-    out, at = [], int(DAY_S / interval_s)
-    while True:
-        at += int(rng.uniform(*gaps_s) / interval_s)
-        length = max(1, int(math.exp(rng.uniform(math.log(durations_s[0]), math.log(durations_s[1]))) / interval_s))
-        if at + length >= n:
-            break
-        factor = math.exp(rng.uniform(math.log(factors[0]), math.log(factors[1])))
-        ramp = rng.randint(2, max_ramp) if max_ramp >= 2 and rng.random() < 0.4 else 0
-        out.append(StepF(at, at + length, factor, ramp))
-        at += length
-    return tuple(out)
+    return plan_steps(
+        rng, n, interval_s, first_s=DAY_S, factors=factors, durations_s=durations_s, gaps_s=gaps_s,
+        ramp=lambda r: r.randint(2, max_ramp) if max_ramp >= 2 and r.random() < 0.4 else 0,
+    )  # fmt: skip
 
 
 def _laplace(rng: random.Random) -> float:
@@ -104,7 +78,7 @@ def _daily(t_s: float, peaks: tuple[tuple[float, float, float], ...]) -> float:
     return total
 
 
-def generate_f(seed: int, n: int, interval_s: float, sigma: float, steps: tuple[StepF, ...] = ()) -> SeriesF:
+def generate_f(seed: int, n: int, interval_s: float, sigma: float, steps: tuple[Step, ...] = ()) -> Series:
     rng = random.Random(f"f-series-{seed}")
     base = math.log(rng.uniform(120.0, 6000.0))
     phi = rng.uniform(0.1, 0.8)
@@ -159,7 +133,7 @@ def generate_f(seed: int, n: int, interval_s: float, sigma: float, steps: tuple[
         levels.append(level)
         sds.append(sd)
     kept = [i for i in range(n) if not any(start <= i < end for start, end in gaps)]
-    return SeriesF(
+    return Series(
         interval_s,
         tuple(times[i] for i in kept),
         tuple(values[i] for i in kept),
@@ -169,9 +143,9 @@ def generate_f(seed: int, n: int, interval_s: float, sigma: float, steps: tuple[
     )
 
 
-def _reindex(step: StepF, kept: list[int]) -> StepF | None:
+def _reindex(step: Step, kept: list[int]) -> Step | None:
     """A step's indices once the agent's gaps are cut out of the series (None: it fell inside one)."""
     inside = [j for j, i in enumerate(kept) if step.start <= i < step.end]
     if not inside:
         return None
-    return StepF(inside[0], inside[-1] + 1, step.factor, step.ramp)
+    return Step(inside[0], inside[-1] + 1, step.factor, step.ramp)

@@ -1,6 +1,7 @@
 """A seventh series generator, written before the detector's volatility change and never tuned on.
 
-It shares no code with the other six and models what none of them does:
+It shares no model with the others (only labelled.py's containers and step placement) and
+models what none of them does:
 
 - noise regimes: a hidden two-state Markov chain, calm or noisy, each
   spell lasting 20 minutes to 8 hours (geometric), the noisy state's
@@ -27,32 +28,12 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+
+from benchmarks.detection.labelled import Series, Step, plan_steps
 
 EPOCH_S = 1_793_491_200.0  # 2026-11-01T00:00Z, a Sunday
 DAY_S = 86400.0
 SKEW = 3.0  # skew-normal shape: the slow side's tail is the heavier
-
-
-@dataclass(frozen=True)
-class StepG:
-    start: int
-    end: int
-    factor: float
-    ramp: int
-
-
-@dataclass(frozen=True)
-class SeriesG:
-    interval_s: float
-    times: tuple[float, ...]
-    values: tuple[float | None, ...]
-    steps: tuple[StepG, ...]
-    level_log: tuple[float, ...] = ()
-    sd: tuple[float, ...] = ()
-
-    def points(self):
-        yield from zip(self.times, self.values, strict=True)
 
 
 def plan_steps_g(
@@ -64,19 +45,12 @@ def plan_steps_g(
     durations_s: tuple[float, float] = (900.0, 30 * 3600.0),
     gaps_s: tuple[float, float] = (10 * 3600.0, 4 * DAY_S),
     max_ramp: int = 15,
-) -> tuple[StepG, ...]:
+) -> tuple[Step, ...]:
     rng = random.Random(f"g-steps-{seed}")
-    out, at = [], int(DAY_S / interval_s)
-    while True:
-        at += int(rng.uniform(*gaps_s) / interval_s)
-        length = max(1, int(math.exp(rng.uniform(math.log(durations_s[0]), math.log(durations_s[1]))) / interval_s))
-        if at + length >= n:
-            break
-        factor = math.exp(rng.uniform(math.log(factors[0]), math.log(factors[1])))
-        ramp = rng.randint(3, max_ramp) if max_ramp >= 3 and rng.random() < 0.25 else 0
-        out.append(StepG(at, at + length, factor, ramp))
-        at += length
-    return tuple(out)
+    return plan_steps(
+        rng, n, interval_s, first_s=DAY_S, factors=factors, durations_s=durations_s, gaps_s=gaps_s,
+        ramp=lambda r: r.randint(3, max_ramp) if max_ramp >= 3 and r.random() < 0.25 else 0,
+    )  # fmt: skip
 
 
 _SKEW_DELTA = SKEW / math.sqrt(1.0 + SKEW * SKEW)
@@ -102,7 +76,7 @@ def _regimes(rng: random.Random, n: int, interval_s: float) -> list[bool]:
     return out[:n]
 
 
-def generate_g(seed: int, n: int, interval_s: float, sigma: float, steps: tuple[StepG, ...] = ()) -> SeriesG:
+def generate_g(seed: int, n: int, interval_s: float, sigma: float, steps: tuple[Step, ...] = ()) -> Series:
     """`sigma`: the calm-state noise sd in log."""
     rng = random.Random(f"g-series-{seed}")
     base = math.log(rng.uniform(100.0, 5000.0))
@@ -148,4 +122,4 @@ def generate_g(seed: int, n: int, interval_s: float, sigma: float, steps: tuple[
         values.append(None if failed else math.exp(log_value))
         levels.append(level)
         sds.append(sd)
-    return SeriesG(interval_s, tuple(times), tuple(values), steps, tuple(levels), tuple(sds))
+    return Series(interval_s, tuple(times), tuple(values), steps, tuple(levels), tuple(sds))
