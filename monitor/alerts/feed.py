@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, or_, select
 
 from monitor.sample import CHANGE_METRICS, SAMPLE_METRICS
 from monitor.storage.models import SampleRow
@@ -79,8 +79,10 @@ def fetch_new(
     *,
     floor: datetime,
     until: datetime,
+    late: Late | None = None,
 ) -> dict[str, list[Point]]:
-    """Samples started in (cursor, until] per target (cursor None or older than `floor`: from `floor`).
+    """Samples started in (cursor, until] per target (cursor None or older than `floor`: from `floor`),
+    and with `late`, the slow or failed ones started in the `late.back_s` before the cursor.
 
     Oldest first; cancelled probes are left out.
     """
@@ -88,6 +90,8 @@ def fetch_new(
     out: dict[str, list[Point]] = {t: [] for t in since}
     if not since:
         return out
+    if late is not None:
+        _collect_late(conn, since, late, out)
     recent = {t: s for t, s in since.items() if s >= until - RECENT}
     behind = sorted(t for t in since if t not in recent)
     if recent:
@@ -101,6 +105,32 @@ def fetch_new(
     for points in out.values():
         points.sort(key=lambda p: (p.started_at, p.id))
     return out
+
+
+class Late(NamedTuple):
+    """Probes written after a read passed their start: a probe is written when it ends, so one that took
+    longer than the engine's settle time can land behind faster ones already read (monitor.alerts.engine)."""
+
+    back_s: Mapping[str, float]  # per target: how far before its cursor such a probe can have started
+    slow_ms: float  # a probe that took less than this was written before any read passed its start
+
+
+def _collect_late(conn: Connection, since: Mapping[str, datetime], late: Late, out: dict[str, list[Point]]) -> None:
+    """The slow and failed probes started in (cursor - back_s, cursor]: one range query; a few rows, as
+    only probes longer than `slow_ms` (or failed) qualify. Each series skips what it has already seen."""
+    starts = {t: c - timedelta(seconds=late.back_s[t]) for t, c in since.items() if late.back_s.get(t, 0.0) > 0.0}
+    if not starts:
+        return
+    slow = or_(_S.ok.is_(False), _S.total_ms.is_(None), _S.total_ms >= late.slow_ms)
+    query = _range(min(starts.values()), max(since[t] for t in starts)).where(slow)
+    if len(starts) <= CHUNK:
+        query = query.where(_S.target.in_(sorted(starts)))
+    for row in conn.execute(query):
+        point = Point(*row)
+        start = starts.get(point.target)
+        if start is None or not start < point.started_at <= since[point.target] or point.error_kind == NOT_MEASURED:
+            continue
+        out[point.target].append(point)
 
 
 def history(targets, since: datetime, until: datetime):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import select
 
 from monitor.alerts.engine import AlertEngine, EngineOptions
@@ -31,8 +32,8 @@ ERRORS = {"name": "errors", "metric": "error_rate", "kind": "threshold", "above"
           "min_samples": 3, "for_evaluations": 2, "resolve_after": 2, "severity": "page"}  # fmt: skip
 
 
-def engine() -> AlertEngine:
-    return AlertEngine(EngineOptions(settle_s=0.0, group=GroupPolicy(group_wait_s=0.0, group_wait_intervals=0.0)))
+def engine(settle_s: float = 0.0) -> AlertEngine:
+    return AlertEngine(EngineOptions(settle_s=settle_s, group=GroupPolicy(group_wait_s=0.0, group_wait_intervals=0.0)))
 
 
 def alerts(db):
@@ -40,10 +41,10 @@ def alerts(db):
         return [r._mapping for r in conn.execute(select(Alert.__table__).order_by(Alert.__table__.c.id))]
 
 
-def live_run(db, config, fast, slow, rounds_s):
+def live_run(db, config, fast, slow, rounds_s, settle_s=0.0):
     """Rounds at `rounds_s` (seconds from T0); before each, what has ended by then is written: `fast`
     probes at once, `slow` ones TIMEOUT_S after they started."""
-    evaluator, written = engine(), set()
+    evaluator, written = engine(settle_s), set()
     for t in rounds_s:
         now = T0 + timedelta(seconds=t)
         due = [
@@ -57,7 +58,8 @@ def live_run(db, config, fast, slow, rounds_s):
     return evaluator
 
 
-def test_a_new_vantage_points_timeouts_are_judged_and_ticket_it(db, tmp_path):
+@pytest.mark.parametrize("settle_s", [0.0, 15.0])  # 15 s: only probes of 10 s or more (or failed) are read again
+def test_a_new_vantage_points_timeouts_are_judged_and_ticket_it(db, tmp_path, settle_s):
     spec = config_spec(models=("m0",), rules=[ERRORS], interval="10s")
     spec["defaults"] = {"timeout": f"{TIMEOUT_S:.0f}s", "ttft_timeout": "20s"}
     config = make_config(spec, tmp_path)
@@ -68,9 +70,10 @@ def test_a_new_vantage_points_timeouts_are_judged_and_ticket_it(db, tmp_path):
         sample(TARGET, T0 + timedelta(seconds=300 + i * STEP_S + 3), None, ok=False, agent="b", error_kind="timeout")
         for i in range(n - 30)
     ]
-    live_run(db, config, fast, slow, [5.0 * k for k in range(1, 2 * n + 1)])
+    evaluator = live_run(db, config, fast, slow, [5.0 * k for k in range(1, 2 * n + 20)], settle_s)
     (ticket,) = [r for r in alerts(db) if r["fired_at"] is not None]
     assert ticket["scope_kind"] == "vantage" and ticket["agent"] == "b" and ticket["severity"] == "ticket"
+    assert evaluator._read_to[(TARGET, "b")] == slow[-1].started_at  # every timeout of b's was read
 
 
 def test_an_slo_counts_a_late_timeout_once(db, tmp_path):
