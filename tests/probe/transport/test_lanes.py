@@ -46,13 +46,24 @@ class TlsProxy:
         return self
 
     def __exit__(self, *exc) -> None:
+        # Connections still piping are cancelled and awaited on the proxy's loop before it stops, so no
+        # copy coroutine is left behind for the garbage collector to complain about.
+        asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(5)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
+        self._loop.close()
+
+    async def _shutdown(self) -> None:
+        self._server.close()
+        pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
-        server = self._loop.run_until_complete(asyncio.start_server(self._pipe, "127.0.0.1", 0, ssl=self.context))
-        self.port = server.sockets[0].getsockname()[1]
+        self._server = self._loop.run_until_complete(asyncio.start_server(self._pipe, "127.0.0.1", 0, ssl=self.context))
+        self.port = self._server.sockets[0].getsockname()[1]
         self._ready.set()
         self._loop.run_forever()
 
