@@ -8,10 +8,13 @@ same variables work, with ./firsttoken.yaml as the default config.
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from monitor.addresses import is_loopback
 
 ENV_DASHBOARD_URL = "FIRSTTOKEN_DASHBOARD_DATABASE_URL"
 ENV_DATABASE_URL = "FIRSTTOKEN_DATABASE_URL"
@@ -142,8 +145,6 @@ def password(env: Mapping[str, str] | None = None) -> str | None:
 def oidc_in_secrets(paths: tuple[Path, ...] | None = None) -> bool:
     """Is OIDC (`[auth]`) in a secrets.toml Streamlit reads (the working directory's, then the user's)?
     Read before Streamlit starts, so `firsttoken dashboard` can tell a protected dashboard from an open one."""
-    import tomllib
-
     paths = paths or (Path.cwd() / ".streamlit" / "secrets.toml", Path.home() / ".streamlit" / "secrets.toml")
     for path in paths:
         try:
@@ -155,17 +156,8 @@ def oidc_in_secrets(paths: tuple[Path, ...] | None = None) -> bool:
 
 
 def open_to_the_network(host: str, env: Mapping[str, str], oidc: bool) -> bool:
-    """Would the SRE pages be served with no sign-in beyond this machine? (Any address but loopback.)"""
-    import ipaddress
-
-    if oidc or password(env):
-        return False
-    if host == "localhost":
-        return False
-    try:
-        return not ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return True  # a host name: whatever it resolves to, it is not known to be this machine only
+    """Would the SRE pages be served with no sign-in beyond this machine? (The same rule as /mcp's guard.)"""
+    return not (oidc or password(env) or is_loopback(host))
 
 
 def sign_in_problem(host: str, no_sign_in: bool, env: Mapping[str, str] | None = None) -> str | None:

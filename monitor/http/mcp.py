@@ -7,12 +7,12 @@ probes' startup. A failure to build it costs /mcp, never the service.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import threading
 from collections.abc import Callable
 from typing import Any
 
+from monitor.addresses import is_loopback
 from monitor.redact import redact
 
 log = logging.getLogger(__name__)
@@ -36,17 +36,6 @@ def mcp_app(config: Callable[[], Any], host: str, snapshot: Callable[[], Any]) -
         log.warning("/mcp is off: listening on %s needs FIRSTTOKEN_MCP_TOKEN (a bearer token)", host or "every address")
         return LazyApp(lambda: None, OPEN_REFUSED, status="403 Forbidden")
     return LazyApp(lambda: _build(config, host, snapshot), UNAVAILABLE)
-
-
-def is_loopback(host: str) -> bool:
-    """`127.0.0.1`, `::1`, `localhost`: only this machine reaches it. `0.0.0.0`, `::` and '' mean every address."""
-    name = host.strip("[]").lower()
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False  # a host name other than localhost may resolve anywhere
 
 
 def _build(config: Callable[[], Any], host: str, snapshot: Callable[[], Any]):

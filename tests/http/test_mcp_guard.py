@@ -9,7 +9,8 @@ import time
 import httpx
 import pytest
 
-from monitor.http.mcp import OPEN_REFUSED, is_loopback, mcp_app
+from monitor.addresses import is_loopback
+from monitor.http.mcp import OPEN_REFUSED, mcp_app
 from monitor.storage import migrate
 from monitor.storage.db import make_engine
 from tests.alerts.service_proc import ServiceProcess
