@@ -125,12 +125,7 @@ def _collect_late(conn: Connection, since: Mapping[str, datetime], late: Late, o
     query = _range(min(starts.values()), max(since[t] for t in starts)).where(slow)
     if len(starts) <= CHUNK:
         query = query.where(_S.target.in_(sorted(starts)))
-    for row in conn.execute(query):
-        point = Point(*row)
-        start = starts.get(point.target)
-        if start is None or not start < point.started_at <= since[point.target] or point.error_kind == NOT_MEASURED:
-            continue
-        out[point.target].append(point)
+    _collect(conn, query, starts, out, upto=since)
 
 
 def history(targets, since: datetime, until: datetime):
@@ -143,12 +138,21 @@ def _range(start: datetime, until: datetime):
     return select(*_COLUMNS).where(_S.started_at > start, _S.started_at <= until).order_by(_S.started_at, _S.id)
 
 
-def _collect(conn: Connection, query, since: Mapping[str, datetime], out: dict[str, list[Point]]) -> None:
+def _collect(
+    conn: Connection,
+    query,
+    since: Mapping[str, datetime],
+    out: dict[str, list[Point]],
+    upto: Mapping[str, datetime] | None = None,
+) -> None:
+    """The query's measured samples started in (since, upto] per target (upto: none, the query's own end)."""
     for row in conn.execute(query):
         point = Point(*row)
         cursor = since.get(point.target)
         if cursor is None or point.started_at <= cursor:
             continue  # not a configured target, or already seen
+        if upto is not None and point.started_at > upto[point.target]:
+            continue  # the late read's span ends at each target's own cursor
         if point.error_kind == NOT_MEASURED:
             continue
         out[point.target].append(point)
