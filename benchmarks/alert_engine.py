@@ -155,7 +155,10 @@ def main() -> None:
             print(f"{fleet.agents:>6} {i:>5} {read:>8} {evaluated:>9} {seconds:>8.2f} {cpu_s:>6.2f} {per:>10.1f}")
     for fleet in fleets:
         fleet.db.dispose()
-    if len(fleets) > 1:
+    if len(fleets) == 1:
+        ((agents, rounds),) = results.items()
+        print(f"steady state: {_per_sample(rounds[1:] or rounds) * 1e6:.1f} cpu us/sample ({agents} agent(s))")
+    else:
         per_sample = {a: _per_sample(r[1:] or r) for a, r in results.items()}
         cold = {a: _per_sample(r[:1]) for a, r in results.items()}
         base, base_cold = next(iter(per_sample.values())), next(iter(cold.values()))
