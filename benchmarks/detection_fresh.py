@@ -1,6 +1,6 @@
 """Detection on generators never tuned on, beside the optimal-CUSUM floor.
 
-    .venv/bin/python -m benchmarks.detection_fresh [--quick] [--jobs N] [--generator c|d|e|f|g] [--min-duration MIN]
+    .venv/bin/python -m benchmarks.detection_fresh [--quick] [--jobs N] [--generator c|d|e|f|g|h] [--min-duration MIN]
 
 Series from `benchmarks/detection/synthetic_c.py` (nothing in the detector was chosen on it),
 `--generator d` (`synthetic_d.py`) or `--generator e` (`synthetic_e.py`, written before the
@@ -31,6 +31,7 @@ from benchmarks.detection.synthetic_d import generate_d, plan_steps_d
 from benchmarks.detection.synthetic_e import generate_e, plan_steps_e
 from benchmarks.detection.synthetic_f import generate_f, plan_steps_f
 from benchmarks.detection.synthetic_g import generate_g, plan_steps_g
+from benchmarks.detection.synthetic_h import generate_h, plan_steps_h
 from benchmarks.detection_floor import floor_delay
 from monitor.alerts.detectors.detect import DetectorSettings
 
@@ -60,6 +61,7 @@ GENERATORS = {
     "e": (plan_steps_e, generate_e, 9101),
     "f": (plan_steps_f, generate_f, 9201),
     "g": (plan_steps_g, generate_g, 9301),
+    "h": (plan_steps_h, generate_h, 9401),
 }
 
 
