@@ -148,8 +148,8 @@ class Baseline:
         self.last_scale = max(scale, SCALE_FLOOR)
         return self.last_scale
 
-    def autocorrelation(self) -> float:
-        """The residuals' lag-1 autocorrelation, in [0, MAX_PHI] (0 until it is known)."""
+    def autocorrelation(self, limit: float = MAX_PHI) -> float:
+        """The residuals' lag-1 autocorrelation, in [0, limit] (0 until it is known)."""
         if self.scale_n < MIN_EVALUATE or self.ac_square <= 0.0:
             return 0.0
         phi = self.ac_cross / self.ac_square
@@ -157,7 +157,7 @@ class Baseline:
         # only slow detection. Below two standard errors it is taken as no correlation.
         if phi < 2.0 / math.sqrt(min(self.scale_n, SCALE_MEMORY)):
             return 0.0
-        return min(MAX_PHI, phi)
+        return min(limit, phi)
 
     def recent_median(self, since_ts: float | None) -> float:
         """Median of the recent samples since `since_ts` (the newest few when None)."""

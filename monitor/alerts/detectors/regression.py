@@ -77,6 +77,7 @@ from typing import Any
 from monitor.alerts.detectors.adaptive import AdaptiveChart
 from monitor.alerts.detectors.base import FIRING, OK, PENDING, DetectorSettings, Evaluation, Lifecycle
 from monitor.alerts.detectors.baseline import Baseline
+from monitor.alerts.detectors.spell import MAX_PHI as SPELL_MAX_PHI
 from monitor.alerts.detectors.spell import NoisySpell
 from monitor.alerts.detectors.stats import median, mixture_llr
 from monitor.alerts.detectors.sustained import SAMPLES, SPIKE_LOG, sustained_shift
@@ -144,7 +145,10 @@ class RegressionDetector:
             self.spell.push(x - level)
         else:
             self.spell.skip(x - level)  # a shift building up or being judged is not noise (step 5)
-        scale = self.spell.scale(base.scale(), base.autocorrelation())
+        # The spell converts differences to noise width with the series' own autocorrelation, not the
+        # evidence discount's cap (0.5): at phi 0.85 the cap read a spell 1.8x too narrow, and on
+        # `synthetic_g` 132 of its 149 false alarms were on series with phi 0.6 or more.
+        scale = self.spell.scale(base.scale(), base.autocorrelation(limit=SPELL_MAX_PHI))
         if life.state == OK and x - level < self.mus[0] / 2 and not any(self.charts) and not self.adaptive.active():
             # Every chart is at zero and this sample is nearer "no shift" than any shift, so every
             # log-likelihood ratio is negative: nothing can move.

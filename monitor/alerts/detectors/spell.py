@@ -12,7 +12,9 @@ A difference between neighbouring residuals barely sees a shift: a step
 moves one difference, and the median of the newest `SAMPLES` ignores it;
 a noisy spell widens every difference at once. For AR(1) noise with
 lag-1 autocorrelation phi and sd s, a difference has sd s * sqrt(2(1 - phi)),
-so the noise now is median |difference| / (0.6745 * sqrt(2(1 - phi))). The
+so the noise now is median |difference| / (0.6745 * sqrt(2(1 - phi))), with
+phi the residuals' own estimate up to `MAX_PHI` (the evidence discount's
+cap of 0.5 would read noise of phi 0.85 1.8x too narrow). The
 detector weighs each sample against max(long scale, that / `SLACK`):
 a spell raises the scale within a few samples; ordinary noise, whose
 estimate from 24 differences wobbles by about a fifth, seldom passes the
