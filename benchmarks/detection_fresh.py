@@ -1,6 +1,6 @@
 """Detection on generators never tuned on, beside the optimal-CUSUM floor.
 
-    .venv/bin/python -m benchmarks.detection_fresh [--quick] [--jobs N] [--generator c|d|e|f|g|h] [--min-duration MIN]
+    .venv/bin/python -m benchmarks.detection_fresh [--quick] [--jobs N] [--generator c|d|e|f|g|h|i] [--min-duration MIN]
 
 Series from `benchmarks/detection/synthetic_c.py` (nothing in the detector was chosen on it),
 `--generator d` (`synthetic_d.py`) or `--generator e` (`synthetic_e.py`, written before the
@@ -32,6 +32,7 @@ from benchmarks.detection.synthetic_e import generate_e, plan_steps_e
 from benchmarks.detection.synthetic_f import generate_f, plan_steps_f
 from benchmarks.detection.synthetic_g import generate_g, plan_steps_g
 from benchmarks.detection.synthetic_h import generate_h, plan_steps_h
+from benchmarks.detection.synthetic_i import generate_i, plan_steps_i
 from benchmarks.detection_floor import floor_delay
 from monitor.alerts.detectors.detect import DetectorSettings
 
@@ -62,6 +63,7 @@ GENERATORS = {
     "f": (plan_steps_f, generate_f, 9201),
     "g": (plan_steps_g, generate_g, 9301),
     "h": (plan_steps_h, generate_h, 9401),
+    "i": (plan_steps_i, generate_i, 9501),
 }
 
 

@@ -1,6 +1,6 @@
-"""The newest detection generators (benchmarks/detection/synthetic_f.py, synthetic_g.py, synthetic_h.py)
-keep their labels true: the same seed gives the same series, a labelled shift is where the samples moved
-(also after f's agent gaps are cut out), and the noise is as wide as asked."""
+"""The newest detection generators (benchmarks/detection/synthetic_f.py … synthetic_i.py) keep their labels
+true: the same seed gives the same series, a labelled shift is where the samples moved (also after f's
+agent gaps and i's skipped slots are cut out), and the noise is as wide as asked."""
 
 from __future__ import annotations
 
@@ -13,13 +13,14 @@ import pytest
 from benchmarks.detection.synthetic_f import generate_f, plan_steps_f
 from benchmarks.detection.synthetic_g import generate_g, plan_steps_g
 from benchmarks.detection.synthetic_h import generate_h, plan_steps_h
+from benchmarks.detection.synthetic_i import generate_i, plan_steps_i
 
 N = 8640  # a month at 5-minute sampling
 INTERVAL_S = 300.0
 GENERATORS = pytest.mark.parametrize(
     "plan,generate",
-    [(plan_steps_f, generate_f), (plan_steps_g, generate_g), (plan_steps_h, generate_h)],
-    ids=["f", "g", "h"],
+    [(plan_steps_f, generate_f), (plan_steps_g, generate_g), (plan_steps_h, generate_h), (plan_steps_i, generate_i)],
+    ids=["f", "g", "h", "i"],
 )
 
 
