@@ -15,6 +15,7 @@ from collections import deque
 from typing import Any
 
 from monitor.alerts.detectors.base import DetectorSettings
+from monitor.alerts.detectors.hourly_noise import HourlyNoise
 from monitor.alerts.detectors.seasonal import DailyProfile, cycle_offset
 from monitor.alerts.detectors.stats import SortedWindow, clipped_abs_mean_factor, median
 
@@ -48,6 +49,7 @@ class Baseline:
         self.quarantine: deque[tuple[float, float]] = deque(maxlen=MAX_SAMPLES)
         self.profile = DailyProfile()
         self.scale_mean, self.scale_n = 0.0, 0
+        self.hourly = HourlyNoise()  # the noise's daily shape: wider at a provider's peak hours
         self.last_scale = 0.0
         self.long_level, self.long_ts = 0.0, None
         self.ac_cross, self.ac_square, self.prev_resid = 0.0, 0.0, None  # running lag-1 moments
@@ -79,7 +81,7 @@ class Baseline:
             level, scale = self.window.median(), self.last_scale or self.scale()
             resid = x - offset - level
             if noise:
-                self._learn_noise(resid, scale)
+                self._learn_noise(ts, resid, scale)
             else:
                 # A sample of a shift that may be building up: its residual is the shift, not noise. Learned,
                 # it would widen the scale and, run after run, read as correlated noise (on white noise with
@@ -99,10 +101,12 @@ class Baseline:
             self.long_level += weight * (now - self.long_level)
             self.long_ts = ts
 
-    def _learn_noise(self, resid: float, scale: float) -> None:
-        """The running noise scale and lag-1 autocorrelation, from one residual."""
+    def _learn_noise(self, ts: float, resid: float, scale: float) -> None:
+        """The running noise scale, its daily shape and lag-1 autocorrelation, from one residual."""
         self.scale_n += 1
-        self.scale_mean += (min(abs(resid), SCALE_CLIP * scale) - self.scale_mean) / min(self.scale_n, SCALE_MEMORY)
+        clipped = min(abs(resid), SCALE_CLIP * scale)
+        self.scale_mean += (clipped - self.scale_mean) / min(self.scale_n, SCALE_MEMORY)
+        self.hourly.add(ts, clipped)
         bounded = max(-SCALE_CLIP * scale, min(SCALE_CLIP * scale, resid))
         if self.prev_resid is not None:
             memory = min(self.scale_n, SCALE_MEMORY)
@@ -147,6 +151,10 @@ class Baseline:
             scale = math.sqrt(scale * scale + (WARMUP_DRIFT * drift) ** 2)
         self.last_scale = max(scale, SCALE_FLOOR)
         return self.last_scale
+
+    def scale_at(self, ts: float) -> float:
+        """The noise scale to weigh a sample at `ts` against: the long scale, widened at the day's noisy hours."""
+        return self.scale() * self.hourly.ratio(ts)
 
     def autocorrelation(self, limit: float = MAX_PHI) -> float:
         """The residuals' lag-1 autocorrelation, in [0, limit] (0 until it is known)."""
@@ -202,6 +210,7 @@ class Baseline:
             "scale": [self.scale_mean, self.scale_n, self.last_scale],
             "long": [self.long_level, self.long_ts],
             "autocorrelation": [self.ac_cross, self.ac_square, self.prev_resid],
+            "hourly_noise": self.hourly.to_state(),
         }
 
     def load(self, state: dict[str, Any]) -> None:
@@ -218,3 +227,4 @@ class Baseline:
         cross, square, prev = state.get("autocorrelation", [0.0, 0.0, None])
         self.ac_cross, self.ac_square = float(cross), float(square)
         self.prev_resid = None if prev is None else float(prev)
+        self.hourly.load(state.get("hourly_noise"))

@@ -15,9 +15,11 @@ it roughly normal and a 2x shift the same distance at 200 ms as at 2 s;
    `baseline_window_s`), so the return from a spell of better-than-usual
    latency does not read as a regression. Noise scale = a long running mean
    of |residual| clipped at 2 sds, never below 0.8x the window's IQR (so a
-   noisier series raises it at once), nor below the noise of the last two
-   hours read from neighbouring samples' differences (`spell.py`: a noisy
-   spell of an hour, which a running mean misses and a shift barely moves).
+   noisier series raises it at once), widened at the hours of the day whose
+   noise is wider than the day's (`hourly_noise.py`: a provider's peak
+   hours), and never below the noise of the last two hours read from
+   neighbouring samples' differences (`spell.py`: a noisy spell of an hour,
+   which a running mean misses and a shift barely moves).
 3. Evidence: a bank of CUSUM charts, one per shift size from `min_change`
    up to 100x in steps of 1.3x in log. Each adds the log-likelihood ratio
    of "level shifted by mu" against "no shift" under a normal noise
@@ -148,7 +150,7 @@ class RegressionDetector:
         # The spell converts differences to noise width with the series' own autocorrelation, not the
         # evidence discount's cap (0.5): at phi 0.85 the cap read a spell 1.8x too narrow, and on
         # `synthetic_g` 132 of its 149 false alarms were on series with phi 0.6 or more.
-        scale = self.spell.scale(base.scale(), base.autocorrelation(limit=SPELL_MAX_PHI))
+        scale = self.spell.scale(base.scale_at(ts), base.autocorrelation(limit=SPELL_MAX_PHI))
         if life.state == OK and x - level < self.mus[0] / 2 and not any(self.charts) and not self.adaptive.active():
             # Every chart is at zero and this sample is nearer "no shift" than any shift, so every
             # log-likelihood ratio is negative: nothing can move.
