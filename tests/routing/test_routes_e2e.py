@@ -100,7 +100,9 @@ def run(simulator, tmp_path_factory):
             assert wait_until(listening, 30), service.log()
             time.sleep(6)  # steady: every route establishes its upstream
             simulator.set_model(gateway_model, served_by="Together", ttft_ms=300)  # the gateway falls back
-            page = hooks.wait_for(lambda r: any(b.json()["status"] == "firing" for b in r.accepted), 30)
+            page = hooks.wait_for(
+                lambda r: any(b.json()["status"] == "firing" for b in r.accepted), 90
+            )  # settle (15 s) plus confirming probes, on a busy 2-core CI machine
             time.sleep(4)  # past a second page, if one were coming
             routes_cli = subprocess.run(
                 [sys.executable, "-m", "monitor", "routes", "--config", str(config), "--model", CANONICAL, "--json"],
