@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint bench clean browser-deps integration-deps litellm-deps llamacpp-deps docs docs-build screenshots
+.PHONY: install demo test test-deps system-deps lint bench clean browser-deps integration-deps litellm-deps llamacpp-deps docs docs-build screenshots
 
 $(STAMP): pyproject.toml
 	@echo "==> creating $(VENV) and installing firsttoken (a minute or two on a fresh machine)"
@@ -89,12 +89,23 @@ $(LLAMACPP_STAMP): $(STAMP)
 
 llamacpp-deps: $(LLAMACPP_STAMP)
 
-# pytest-xdist: most of the suite's time is waiting (on servers, agents, probe intervals), so two
-# workers on two cores halve it; `--dist loadgroup` keeps the tests that share a server on one worker
-# (tests/conftest.py). TEST_WORKERS=0 runs it in one process.
-TEST_WORKERS ?= 2
-test: install lint browser-deps integration-deps litellm-deps llamacpp-deps
+# pytest-xdist: most of the suite's time is waiting (on servers, agents, probe intervals): on two
+# workers the two cores were busy 64% of the time, so a third worker fills the waits (MEASURED below);
+# `--dist loadgroup` keeps the tests that share a server on one worker (tests/conftest.py).
+# TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 3
+test: install
+	$(MAKE) -j3 --output-sync=target test-deps
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup
+
+# What the suite needs beside .venv, made side by side (`make test` runs it with -j3): llama.cpp's build
+# keeps both cores busy for minutes while the downloads and the lint wait on the network and the disk.
+test-deps: lint system-deps litellm-deps llamacpp-deps
+
+# apt-get takes one lock: the two Debian steps run one after the other, never side by side.
+system-deps:
+	$(MAKE) browser-deps
+	$(MAKE) integration-deps
 
 bench: install
 	$(BIN)/python -m benchmarks.accuracy

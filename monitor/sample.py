@@ -159,6 +159,7 @@ SAMPLE_METRICS: tuple[str, ...] = (*LATENCY_METRICS, "tps")
 ALERT_METRICS: tuple[str, ...] = (*SAMPLE_METRICS, "error_rate")
 # Prompt caching (DESIGN §13): the share of a cache probe's warm probes that hit, over a window.
 CACHE_ALERT_METRICS: tuple[str, ...] = ("cache_hit_ratio",)
+RULE_METRICS: tuple[str, ...] = (*ALERT_METRICS, *CACHE_ALERT_METRICS)  # what a rule's `metric` may name
 CHANGE_METRICS: tuple[str, ...] = ("served_by", "model_version", "system_fingerprint", "answer_fingerprint")
 
 

@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from monitor.commands import DEFAULT_CONFIG
-from monitor.config import METRICS
 from monitor.errors import UsageError
+from monitor.sample import RULE_METRICS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -37,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     source.add_argument("--csv", metavar="FILE", help="timestamp,value rows (empty or negative = failed)")
     p.add_argument("--step", metavar="DURATION", help="with --samples: the round (default alerting.evaluate_every)")
-    p.add_argument("--metric", choices=METRICS, help="the series' metric (default ttft_ms, or the rule's)")
+    p.add_argument("--metric", choices=RULE_METRICS, help="the series' metric (default ttft_ms, or the rule's)")
     p.add_argument("--rule", metavar="NAME", help="replay this rule from the config's alerts:")
     p.add_argument("--json", action="store_true", help="one JSON object per alarm per line")
     p.add_argument(

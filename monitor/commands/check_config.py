@@ -17,14 +17,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 from urllib.parse import urlsplit, urlunsplit
 
-from monitor.commands.slo_text import slo_lines
-from monitor.config import DEFER, Config, ConfigError, load_config
-from monitor.probe.cost import project_monthly, report_lines
 from monitor.redact import MASK, redact
 from monitor.units import format_duration
+
+if TYPE_CHECKING:
+    from monitor.config import Config
 
 HEADERS = ("TARGET", "PROTOCOL", "BASE URL", "INTERVAL", "TIMEOUT", "TTFT_TIMEOUT", "AGENTS")
 
@@ -40,6 +40,9 @@ def run(args: argparse.Namespace) -> int:
 def check_config_command(
     config_path: str, out: TextIO, err: TextIO | None = None, env: Mapping[str, str] | None = None
 ) -> int:
+    # The config model loads here, not at the top: every command's parser is built on each `firsttoken` call.
+    from monitor.config import DEFER, ConfigError, load_config
+
     err = sys.stderr if err is None else err
     try:
         config = load_config(config_path, env, secrets=DEFER)
@@ -61,6 +64,9 @@ def needed_by(path: str) -> str:
 
 
 def report(config: Config, config_path: str) -> str:
+    from monitor.commands.slo_text import slo_lines
+    from monitor.probe.cost import project_monthly, report_lines
+
     rows = [
         (
             t.id,

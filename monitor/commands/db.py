@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from monitor.commands import DEFAULT_CONFIG
+from monitor.envvars import DATABASE_URL as ENV_DATABASE_URL
 from monitor.errors import UsageError
-from monitor.storage.db import ENV_DATABASE_URL, database_url_from, make_engine, redact_url
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -24,6 +24,9 @@ def database_url_for(args: argparse.Namespace) -> str:
     missing default `firsttoken.yaml` means the default database: `db upgrade`
     in a fresh container needs nothing but the URL.
     """
+    # SQLAlchemy loads here, not at the top: every command's parser is built on each `firsttoken` call.
+    from monitor.storage.db import database_url_from
+
     if os.environ.get(ENV_DATABASE_URL):
         return database_url_from()
     path = getattr(args, "config", DEFAULT_CONFIG)
@@ -42,6 +45,7 @@ def open_migrated(args: argparse.Namespace, *, read_only: bool = False):
     """The command's database (`database_url_for`), checked to be at this version; the caller disposes it.
 
     `read_only` commands read on the replica that FIRSTTOKEN_READ_DATABASE_URL names, if any."""
+    from monitor.storage.db import make_engine
     from monitor.storage.migrate import check_schema
     from monitor.storage.replica import read_database_url
 
@@ -77,6 +81,7 @@ def migrated_engine(args: argparse.Namespace, *, read_only: bool = False) -> Ite
 
 def run(args: argparse.Namespace) -> int:
     from monitor.storage import migrate
+    from monitor.storage.db import make_engine, redact_url
     from monitor.storage.partitions import ensure_partitions_ahead
 
     action = getattr(args, "db_command", None)

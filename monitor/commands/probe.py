@@ -11,11 +11,6 @@ from typing import TextIO
 from urllib.parse import urlsplit
 
 from monitor.errors import UsageError
-from monitor.eventloop import run_async
-from monitor.probe.cache_pair import probe_round
-from monitor.probe.tokens import warm_up
-from monitor.probe.transport.lanes import ClientLanes
-from monitor.probe.transport.lanes import warm_up as warm_up_network
 from monitor.sample import Sample, outcome_label, write_json
 
 
@@ -27,6 +22,11 @@ async def probe_many(
     targets: Sequence, *, repeat: int, concurrency: int, agent: str, secrets, on_sample, prices=None
 ) -> None:
     """Probe each target `repeat` times with at most `concurrency` in flight; `prices`: config.price."""
+    # httpx and the probe load here, not at the top: every command's parser is built on each `firsttoken` call.
+    from monitor.probe.cache_pair import probe_round
+    from monitor.probe.transport.lanes import ClientLanes
+    from monitor.probe.transport.lanes import warm_up as warm_up_network
+
     gate = asyncio.Semaphore(concurrency)
     await warm_up_network(tuple({urlsplit(t.base_url).hostname or "localhost" for t in targets}))
     async with ClientLanes() as lanes:
@@ -66,6 +66,8 @@ def unset_credentials(targets: Sequence, unset_secrets: Mapping[str, Sequence[st
 
 def run(args: argparse.Namespace) -> int:
     from monitor.config import DEFER, ConfigError, load_config
+    from monitor.eventloop import run_async
+    from monitor.probe.tokens import warm_up
 
     if args.repeat < 1 or args.concurrency < 1:
         raise UsageError("firsttoken probe: --repeat and --concurrency must be at least 1")

@@ -5,11 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from monitor.agent.service import Service, ServiceOptions
 from monitor.agent.workers import ONE_PROCESS_UP_TO_PROBES_PER_S, PROBES_PER_S_PER_LOOP
-from monitor.config import load_config
 from monitor.errors import UsageError
-from monitor.eventloop import run_async
 from monitor.units import parse_size
 
 
@@ -65,6 +62,10 @@ def parse_spool_size(value: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here, not at the top: every command's parser is built on each `firsttoken` call.
+    from monitor.agent.service import Service, ServiceOptions
+    from monitor.config import load_config
+    from monitor.eventloop import run_async
     from monitor.storage import check_schema, make_engine
 
     host, port = parse_listen(args.listen)

@@ -59,11 +59,11 @@ from monitor.config.selectors import SCOPE_LABELS, Scope, scope_matches
 from monitor.config.slos import Slo
 from monitor.config.status_site import MaintenanceWindow, Smtp, StatusSite
 from monitor.config.vantage import Confirm
-from monitor.sample import ALERT_METRICS, CACHE_ALERT_METRICS, CHANGE_METRICS, LATENCY_METRICS
+from monitor.sample import CACHE_ALERT_METRICS, CHANGE_METRICS, LATENCY_METRICS, RULE_METRICS
 from monitor.units import DAY_S, HOUR_S, MINUTE_S, format_duration, parse_duration, parse_percent
 
 MINUTE, HOUR, DAY = MINUTE_S, HOUR_S, DAY_S
-METRICS = (*ALERT_METRICS, *CACHE_ALERT_METRICS)
+METRICS = RULE_METRICS
 RATE_METRICS = ("error_rate", "cache_hit_ratio")  # fractions over a window, not percentiles
 MAX_LATENCY_MS = 24 * HOUR * 1000
 DEFAULT_DATABASE_URL = "sqlite:///firsttoken.db"
