@@ -59,7 +59,7 @@ def test_firsttoken_run_hands_the_service_the_config_its_jobs_are_timed_by(tmp_p
             return 0
 
     monkeypatch.delenv("FIRSTTOKEN_DATABASE_URL", raising=False)
-    monkeypatch.setattr(run_command, "Service", FakeService)
+    monkeypatch.setattr("monitor.agent.service.Service", FakeService)  # `run` imports it when it runs
     # Through the real parser, so a new `run` option cannot leave this test behind.
     args = build_parser().parse_args(
         ["run", "--config", str(config), "--listen", "127.0.0.1:0", "--spool-dir", str(tmp_path / "spool")]
