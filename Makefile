@@ -96,13 +96,13 @@ llamacpp-deps: $(LLAMACPP_STAMP)
 # `--dist loadgroup` keeps the tests that share a server on one worker (tests/conftest.py).
 # TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 3
-test: install
+test:
 	$(MAKE) -j3 --output-sync=target test-deps
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup
 
-# What the suite needs beside .venv, made side by side (`make test` runs it with -j3): llama.cpp's build
-# keeps both cores busy for minutes while the downloads and the lint wait on the network and the disk.
-test-deps: lint system-deps litellm-deps llamacpp-deps
+# What the suite needs, made side by side (`make test` runs it with -j3): the Debian packages and
+# LiteLLM's venv come while .venv installs, and the lint while llama.cpp's build keeps both cores busy.
+test-deps: install lint system-deps litellm-deps llamacpp-deps
 
 # apt-get takes one lock: the two Debian steps run one after the other, never side by side.
 system-deps:
