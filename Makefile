@@ -92,7 +92,7 @@ $(LLAMACPP_STAMP): $(STAMP)
 llamacpp-deps: $(LLAMACPP_STAMP)
 
 # pytest-xdist: most of the suite's time is waiting (on servers, agents, probe intervals), so two
-# workers on two cores nearly halve it; `--dist loadgroup` keeps the tests that share a server on one
+# workers on two cores halve it; `--dist loadgroup` keeps the tests that share a server on one
 # worker (tests/conftest.py). Not three: it was 0.82x the wall time, but in three full runs of three
 # workers a different timing check failed each time (TTFT and tps accuracy, a fault's first-token
 # timeout, the SLO alert's time beside Prometheus's). TEST_WORKERS=0 runs it in one process.
